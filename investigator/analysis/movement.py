@@ -1,0 +1,98 @@
+"""Movement of a metric between two windows, and whether it is outside normal variation."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from .spec import AnalysisSpec, Window
+
+Z_SIGNIFICANT = 3.0
+MIN_HISTORY = 8
+
+
+class Movement(BaseModel):
+    """Current vs baseline value of the metric, with a robust z-score against history."""
+
+    kind: str = "movement"
+    metric: str
+    current: float
+    baseline: float
+    change: float
+    change_pct: float | None
+    z: float | None
+    history_points: int
+    history_median_pct: float | None
+    history_spread_pct: float | None
+    significant: bool
+
+
+def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
+    """The metric over a window from a per-day frame (`date` plus the measures)."""
+    mask = (daily["date"] >= window.start) & (daily["date"] <= window.end)
+    num = float(daily.loc[mask, spec.numerator].sum())
+    if spec.denominator is None:
+        return num
+    den = float(daily.loc[mask, spec.denominator].sum())
+    return num / den if den else float("nan")
+
+
+def pct_change(current: float, baseline: float) -> float | None:
+    if baseline == 0 or not np.isfinite(baseline) or not np.isfinite(current):
+        return None
+    return current / abs(baseline) - 1.0 if baseline > 0 else (current - baseline) / abs(baseline)
+
+
+def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+    """Relative changes of every earlier same-length window against its own baseline.
+
+    Windows end on the same weekday as the current one unless the window spans whole weeks, so
+    day-of-week effects cancel; only windows that end before the current window starts are used.
+    """
+    length, offset = spec.current.days, spec.baseline_offset
+    full = daily.set_index("date").reindex(
+        pd.date_range(daily["date"].min(), daily["date"].max(), freq="D").date, fill_value=0.0
+    )
+    num = full[spec.numerator].rolling(length).sum()
+    value = num / full[spec.denominator].rolling(length).sum() if spec.denominator else num
+    base = value.shift(offset)
+    change = (value / base.abs() - 1.0).replace([np.inf, -np.inf], np.nan)
+    ends = pd.Series(pd.to_datetime(full.index), index=full.index)
+    last_end = spec.current.start - timedelta(days=1)
+    keep = (ends.dt.date <= last_end) & change.notna()
+    if length % 7:
+        keep &= ends.dt.dayofweek == pd.Timestamp(spec.current.end).dayofweek
+    return change[keep].to_numpy(dtype=float)
+
+
+def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
+    """Compare the current window with the baseline and score the change against history."""
+    cur = window_value(daily, spec, spec.current)
+    base = window_value(daily, spec, spec.baseline)
+    pct = pct_change(cur, base)
+    hist = historical_changes(daily, spec)
+    z = med = spread = None
+    if len(hist) >= MIN_HISTORY:
+        med = float(np.median(hist))
+        spread = float(1.4826 * np.median(np.abs(hist - med))) or float(np.std(hist)) or None
+        if pct is not None and spread:
+            z = (pct - med) / spread
+    if z is not None:
+        significant = abs(z) >= Z_SIGNIFICANT
+    else:  # too little history to know normal variation: fall back to a plain threshold
+        significant = pct is None or abs(pct) >= 0.05
+    return Movement(
+        metric=spec.metric,
+        current=cur,
+        baseline=base,
+        change=cur - base,
+        change_pct=pct,
+        z=z,
+        history_points=len(hist),
+        history_median_pct=med,
+        history_spread_pct=spread,
+        significant=bool(significant),
+    )

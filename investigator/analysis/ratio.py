@@ -1,0 +1,131 @@
+"""Mix vs rate: why a ratio metric (orders/sessions, revenue/orders) moved.
+
+With segment weights w = den_i / den and rates r = num_i / den_i, the ratio is R = sum(w * r) and
+its change splits exactly into
+    mix_i  = (w1_i - w0_i) * (rbar_i - Rbar)   the denominator's share moved between segments
+    rate_i = (r1_i - r0_i) * wbar_i            the ratio moved inside the segment
+where bars are averages of the two periods. Centering mix on Rbar keeps the total unchanged (the
+weight changes sum to 0) and makes a segment's mix effect say whether losing share hurt the ratio.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from .queries import BASE, CUR
+from .spec import AnalysisSpec
+
+
+def mix_rate(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
+    """Per-value mix and rate effects of one dimension; rows sum to the ratio's total change."""
+    if spec.denominator is None:
+        raise ValueError(f"{spec.metric!r} is not a ratio metric: mix/rate needs a denominator")
+    n, d = spec.numerator, spec.denominator
+    g = cube.groupby(dim, observed=True)[[CUR + n, BASE + n, CUR + d, BASE + d]].sum()
+    den0, den1 = g[BASE + d].sum(), g[CUR + d].sum()
+    w0 = g[BASE + d] / den0 if den0 else g[BASE + d] * 0
+    w1 = g[CUR + d] / den1 if den1 else g[CUR + d] * 0
+    r0 = (g[BASE + n] / g[BASE + d]).where(g[BASE + d] != 0)
+    r1 = (g[CUR + n] / g[CUR + d]).where(g[CUR + d] != 0)
+    # a segment absent in one period has no rate there: use the other period's rate
+    r0, r1 = r0.fillna(r1).fillna(0.0), r1.fillna(r0).fillna(0.0)
+    big_r0 = g[BASE + n].sum() / den0 if den0 else 0.0
+    big_r1 = g[CUR + n].sum() / den1 if den1 else 0.0
+    rbar = (r0 + r1) / 2
+    out = pd.DataFrame(
+        {
+            "baseline_weight": w0,
+            "current_weight": w1,
+            "baseline_rate": r0,
+            "current_rate": r1,
+            "mix": (w1 - w0) * (rbar - (big_r0 + big_r1) / 2),
+            "rate": (r1 - r0) * (w0 + w1) / 2,
+        }
+    )
+    out["effect"] = out["mix"] + out["rate"]
+    out = out.reset_index()
+    out[dim] = out[dim].astype(str)
+    return out.reindex(out["effect"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+
+
+class DimensionSplit(BaseModel):
+    """How one dimension splits the ratio's change into mix and rate."""
+
+    dimension: str
+    mix: float
+    rate: float
+    top_mix_segment: str
+    top_mix: float
+    top_mix_weight_change: float
+    top_rate_segment: str
+    top_rate: float
+    rate_concentration: float  # share of the rate effect carried by the top segment
+    mix_concentration: float
+
+
+class RatioDecomposition(BaseModel):
+    """Mix/rate split of a ratio's change for every dimension, and the dimension that explains it."""
+
+    kind: str = "ratio_decomposition"
+    metric: str
+    baseline: float
+    current: float
+    change: float
+    dimensions: list[DimensionSplit]
+    driver: str  # "mix" or "rate"
+    dimension: str
+    segment: str
+    driver_share: float  # fraction of the change carried by the driver in that dimension
+
+
+def _split(table: pd.DataFrame, dim: str) -> DimensionSplit:
+    tm = table.reindex(table["mix"].abs().sort_values(ascending=False).index).iloc[0]
+    tr = table.reindex(table["rate"].abs().sort_values(ascending=False).index).iloc[0]
+    mix_abs, rate_abs = table["mix"].abs().sum(), table["rate"].abs().sum()
+    return DimensionSplit(
+        dimension=dim,
+        mix=float(table["mix"].sum()),
+        rate=float(table["rate"].sum()),
+        top_mix_segment=str(tm[dim]),
+        top_mix=float(tm["mix"]),
+        top_mix_weight_change=float(tm["current_weight"] - tm["baseline_weight"]),
+        top_rate_segment=str(tr[dim]),
+        top_rate=float(tr["rate"]),
+        rate_concentration=float(abs(tr["rate"]) / rate_abs) if rate_abs else 0.0,
+        mix_concentration=float(abs(tm["mix"]) / mix_abs) if mix_abs else 0.0,
+    )
+
+
+def decompose_ratio(cube: pd.DataFrame, spec: AnalysisSpec) -> RatioDecomposition:
+    """Split the change per dimension and name the driver (mix or rate), dimension and segment.
+
+    The mix effect of a dimension is the part of the change that re-weighting its values explains;
+    the dimension with the largest mix effect relative to the change is the mix candidate. A rate
+    change is named in the dimension where one segment carries most of the rate effect.
+    """
+    n, d = spec.numerator, spec.denominator or ""
+    r0 = cube[BASE + n].sum() / cube[BASE + d].sum() if cube[BASE + d].sum() else float("nan")
+    r1 = cube[CUR + n].sum() / cube[CUR + d].sum() if cube[CUR + d].sum() else float("nan")
+    change = float(r1 - r0)
+    splits = [_split(mix_rate(cube, spec, dim), dim) for dim in spec.dimensions]
+    best_mix = max(splits, key=lambda s: s.mix * np.sign(change) if change else abs(s.mix))
+    best_rate = max(splits, key=lambda s: abs(s.top_rate) * s.rate_concentration)
+    mix_share = best_mix.mix / change if change else 0.0
+    if mix_share >= 0.5:
+        driver, dim, seg, share = "mix", best_mix.dimension, best_mix.top_mix_segment, mix_share
+    else:
+        share = best_rate.top_rate / change if change else 0.0
+        driver, dim, seg = "rate", best_rate.dimension, best_rate.top_rate_segment
+    return RatioDecomposition(
+        metric=spec.metric,
+        baseline=float(r0),
+        current=float(r1),
+        change=change,
+        dimensions=splits,
+        driver=driver,
+        dimension=dim,
+        segment=seg,
+        driver_share=float(share),
+    )

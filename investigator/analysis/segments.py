@@ -1,0 +1,187 @@
+"""Which segments explain the change: localization, broad-based detection and drill-down."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from .queries import BASE, CUR
+from .spec import AnalysisSpec
+
+ALIKE = 0.35  # weighted mean deviation of segment changes, relative to the total change
+
+
+def _segment_changes(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
+    cols = [CUR + m for m in spec.measures] + [BASE + m for m in spec.measures]
+    g = cube.groupby(dim, observed=True)[cols].sum()
+    n, d = spec.numerator, spec.denominator
+    cur = g[CUR + n] / g[CUR + d] if d else g[CUR + n]
+    base = g[BASE + n] / g[BASE + d] if d else g[BASE + n]
+    weight = g[BASE + d] if d else g[BASE + n].abs()
+    return pd.DataFrame({"pct": cur / base.where(base != 0) - 1, "weight": weight})
+
+
+class DimensionSpread(BaseModel):
+    dimension: str
+    dispersion: float  # weighted mean |segment change - total change| / |total change|
+    min_pct: float
+    max_pct: float
+
+
+class BroadBased(BaseModel):
+    kind: str = "broad_based"
+    metric: str
+    change_pct: float | None
+    dimensions: list[DimensionSpread]
+    broad: bool
+
+
+def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
+    """Did every segment of every dimension move by about the same relative amount?"""
+    n, d = spec.numerator, spec.denominator
+    cur = cube[CUR + n].sum() / (cube[CUR + d].sum() if d else 1.0)
+    base = cube[BASE + n].sum() / (cube[BASE + d].sum() if d else 1.0)
+    total = float(cur / base - 1) if base else None
+    spreads = []
+    for dim in spec.dimensions:
+        s = _segment_changes(cube, spec, dim).dropna()
+        s = s[s["weight"] > 0]
+        if s.empty or not total:
+            continue
+        w = s["weight"] / s["weight"].sum()
+        disp = float((w * (s["pct"] - total).abs()).sum() / abs(total))
+        spreads.append(
+            DimensionSpread(
+                dimension=dim, dispersion=disp, min_pct=float(s["pct"].min()), max_pct=float(s["pct"].max())
+            )
+        )
+    broad = bool(total and spreads and all(s.dispersion <= ALIKE for s in spreads))
+    return BroadBased(metric=spec.metric, change_pct=total, dimensions=spreads, broad=broad)
+
+
+class Segment(BaseModel):
+    segment: dict[str, str]
+    current: float
+    baseline: float
+    change: float
+    share: float  # of the total change
+    score: float = 0.0
+
+
+class SegmentExplanation(BaseModel):
+    kind: str = "segments"
+    metric: str
+    total_change: float
+    change_pct: float | None
+    elements: list[Segment]
+    broad: BroadBased
+
+
+def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3) -> list[Segment]:
+    """Run root-cause localization on a period cube (current vs baseline per leaf)."""
+    from .localize import localize, localize_ratio  # noqa: PLC0415 - heavy, only when asked
+
+    n, d = spec.numerator, spec.denominator
+    if d:
+        found: list[Any] = localize_ratio(
+            cube, spec.dimensions, CUR + n, BASE + n, CUR + d, BASE + d, max_elements=max_elements
+        )
+    else:
+        found = localize(cube, spec.dimensions, CUR + n, BASE + n, max_elements=max_elements)
+    return [
+        Segment(
+            segment=dict(e.segment),
+            current=e.actual,
+            baseline=e.expected,
+            change=e.change,
+            share=e.share,
+            score=e.score,
+        )
+        for e in found
+    ]
+
+
+def explain_segments(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3) -> SegmentExplanation:
+    """The smallest set of segments explaining the change, and whether the change is broad-based."""
+    n = spec.numerator
+    total_cur, total_base = float(cube[CUR + n].sum()), float(cube[BASE + n].sum())
+    broad = broad_based(cube, spec)
+    elements = [] if broad.broad else localize_cube(cube, spec, max_elements)
+    return SegmentExplanation(
+        metric=spec.metric,
+        total_change=total_cur - total_base,
+        change_pct=total_cur / total_base - 1 if total_base else None,
+        elements=elements,
+        broad=broad,
+    )
+
+
+class ChildSplit(BaseModel):
+    dimension: str
+    top_value: str
+    share_of_segment_change: float
+    baseline_share: float
+    dispersion: float
+
+
+class DrillDown(BaseModel):
+    kind: str = "drill_down"
+    metric: str
+    segment: dict[str, str]
+    segment_change: float
+    segment_change_pct: float | None
+    share_of_total: float
+    children: list[ChildSplit] = Field(default_factory=list)
+    uniform: bool
+    concentrated_in: dict[str, str] = Field(default_factory=dict)
+
+
+def _mask(cube: pd.DataFrame, segment: dict[str, str]) -> pd.Series:
+    m = pd.Series(True, index=cube.index)
+    for k, v in segment.items():
+        m &= cube[k].astype(str) == str(v)
+    return m
+
+
+def drill_down(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> DrillDown:
+    """Inside a segment, is the change spread over its children alike, or held by one child?"""
+    n = spec.numerator
+    sub = cube[_mask(cube, segment)]
+    seg_change = float(sub[CUR + n].sum() - sub[BASE + n].sum())
+    total_change = float(cube[CUR + n].sum() - cube[BASE + n].sum())
+    seg_base = float(sub[BASE + n].sum())
+    children = []
+    for dim in (d for d in spec.dimensions if d not in segment):
+        g = sub.groupby(dim, observed=True)[[CUR + n, BASE + n]].sum()
+        change = g[CUR + n] - g[BASE + n]
+        if g.empty or not seg_change:
+            continue
+        top = change.abs().idxmax() if seg_change == 0 else (change * np.sign(seg_change)).idxmax()
+        pct = change / g[BASE + n].where(g[BASE + n] != 0)
+        w = g[BASE + n].abs() / g[BASE + n].abs().sum()
+        seg_pct = seg_change / seg_base if seg_base else np.nan
+        disp = float((w * (pct - seg_pct).abs()).sum() / abs(seg_pct)) if seg_pct else np.inf
+        children.append(
+            ChildSplit(
+                dimension=dim,
+                top_value=str(top),
+                share_of_segment_change=float(change[top] / seg_change),
+                baseline_share=float(w[top]),
+                dispersion=disp if np.isfinite(disp) else 99.0,
+            )
+        )
+    conc = [c for c in children if c.share_of_segment_change >= 0.8 and c.baseline_share <= 0.6]
+    best = max(conc, key=lambda c: c.share_of_segment_change - c.baseline_share, default=None)
+    return DrillDown(
+        metric=spec.metric,
+        segment=segment,
+        segment_change=seg_change,
+        segment_change_pct=seg_change / seg_base if seg_base else None,
+        share_of_total=seg_change / total_change if total_change else 0.0,
+        children=children,
+        uniform=best is None,
+        concentrated_in={**segment, best.dimension: best.top_value} if best else {},
+    )

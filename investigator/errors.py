@@ -1,0 +1,40 @@
+"""The error tree. Every failure a user can fix is a `UserError` (CLI exit code 2); everything else
+is an `InvestigatorError` (exit code 1). Messages say what to do next.
+
+    InvestigatorError
+    ├── UserError            bad flag, config or input data (exit 2)
+    │   ├── ConfigError      malformed config file or unknown metric
+    │   └── DataError        unreadable file, missing column, empty window, non-numeric metric
+    ├── KernelError          the execution kernel could not start or keeps dying
+    └── PlannerError         the planner failed in a way the loop cannot recover from
+"""
+
+from __future__ import annotations
+
+
+class InvestigatorError(Exception):
+    """Base of every error the tool raises on purpose."""
+
+    exit_code = 1
+
+
+class UserError(InvestigatorError):
+    """Something the user can fix: a flag, a config file, the data."""
+
+    exit_code = 2
+
+
+class ConfigError(UserError):
+    """A config file or metric definition that cannot be used."""
+
+
+class DataError(UserError):
+    """Input data that cannot answer the question as asked."""
+
+
+class KernelError(InvestigatorError):
+    """The execution kernel could not be started or reached."""
+
+
+class PlannerError(InvestigatorError):
+    """The planner failed in a way the loop cannot recover from."""
