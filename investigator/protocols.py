@@ -1,0 +1,37 @@
+"""The seams of the system. Each has a real implementation and a fake that tests use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from sandbox.models import ExecResult
+
+    from .context import Context
+    from .decision import Decision
+
+
+@runtime_checkable
+class Kernel(Protocol):
+    """A persistent code-execution session: variables survive between `execute` calls."""
+
+    def start(self) -> None: ...
+
+    def execute(self, code: str, timeout: float = 60.0) -> ExecResult: ...
+
+    def list_files(self) -> list[str]: ...
+
+    def data_path(self, host_path: str) -> str:
+        """Where a host data file is visible from inside the kernel (mounted or copied)."""
+        ...
+
+    def shutdown(self) -> None: ...
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Decides the next step from the bounded context alone (no chat history)."""
+
+    name: str
+
+    def decide(self, context: Context) -> Decision: ...

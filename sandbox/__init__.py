@@ -1,0 +1,5 @@
+"""Kernel execution for generated code: a persistent Jupyter kernel behind one `Kernel` protocol."""
+
+from .models import ExecError, ExecResult
+
+__all__ = ["ExecError", "ExecResult"]

@@ -1,0 +1,1 @@
+"""Kernel backends. Each implements `investigator.protocols.Kernel`."""
