@@ -27,6 +27,7 @@ class ExecResult(BaseModel):
     elapsed_s: float = 0.0
     timed_out: bool = False
     restarted: bool = False  # the kernel died (or hung) and was restarted: its state is gone
+    restored: list[str] = Field(default_factory=list)  # DataFrames reloaded after a restart
 
     def text(self) -> str:
         """The output as a person would read it in a notebook."""
@@ -40,6 +41,20 @@ class ExecResult(BaseModel):
             parts.append(f"{self.error.name}: {self.error.value}")
         if self.timed_out:
             parts.append("[execution timed out and was interrupted]")
-        if self.restarted:
+        if self.restarted and self.restored:
+            names = ", ".join(self.restored)
+            parts.append(
+                "[the kernel died and was restarted: DataFrames reloaded from the workspace: "
+                f"{names}; other variables were lost]"
+            )
+        elif self.restarted:
             parts.append("[the kernel died and was restarted: variables were lost]")
         return "\n".join(p for p in parts if p).strip()
+
+
+class ToolResult(BaseModel):
+    """What every sandbox MCP tool returns, as structured content (and as JSON text)."""
+
+    success: bool
+    summary: str
+    data: dict[str, Any] = Field(default_factory=dict)

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 _MAD_TO_SIGMA = 1.4826
+_CHI2_1_MEDIAN = 0.4549
+_MIN_NULL_CANDIDATES = 20
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,10 @@ class SearchOptions:
     margin: float = 12.0
     # An ancestor (fewer attributes) replaces the best element when it keeps this share of its gain.
     parent_keep: float = 0.9
+    # A parent replaces the element when leaves holding this share of the rest of the parent's
+    # level moved the same way by at least `sibling_z` noise units each.
+    sibling_share: float = 0.5
+    sibling_z: float = 3.0
     # Later elements must reach this fraction of the first element's gain.
     min_relative_gain: float = 0.005
 
@@ -58,7 +64,7 @@ def noise_weights(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     """
     level = (actual + expected) / 2.0
     pos = level > 0
-    weights = np.zeros_like(level)
+    weights: np.ndarray = np.zeros_like(level)
     if not pos.any():
         return weights
     resid = np.abs(actual - expected)[pos]
@@ -71,18 +77,17 @@ def noise_weights(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return weights
 
 
-def _variance_power(level: np.ndarray, resid: np.ndarray, n_bins: int = 10) -> float:
+def _variance_power(level: np.ndarray, resid: np.ndarray) -> float:
     """Slope of log |residual| on log level, doubled: how noise grows with the leaf's size."""
     nz = resid > 0
-    if nz.sum() < 5 * n_bins:
+    if nz.sum() < 10 or np.ptp(np.log(level[nz])) < 1.0:
         return 1.5
     log_m, log_r = np.log(level[nz]), np.log(resid[nz])
-    edges = np.quantile(log_m, np.linspace(0.0, 1.0, n_bins + 1))
-    bins = np.clip(np.searchsorted(edges, log_m, side="right") - 1, 0, n_bins - 1)
-    frame = pd.DataFrame({"bin": bins, "m": log_m, "r": log_r}).groupby("bin").median()
-    if len(frame) < 3 or np.ptp(frame["m"].to_numpy()) < 1.0:
-        return 1.5
-    slope = float(np.polyfit(frame["m"].to_numpy(), frame["r"].to_numpy(), 1)[0])
+    keep = np.ones(len(log_m), dtype=bool)
+    for _ in range(2):  # refit without the leaves far off the line (anomalies)
+        slope, icpt = np.polyfit(log_m[keep], log_r[keep], 1)
+        off = log_r - (slope * log_m + icpt)
+        keep = np.abs(off - np.median(off)) < 2.5 * _MAD_TO_SIGMA * np.median(np.abs(off))
     return float(np.clip(2.0 * slope, 1.0, 2.0))
 
 
@@ -100,7 +105,9 @@ def build_cuboids(codes: np.ndarray, max_depth: int) -> list[_Cuboid]:
     return cuboids
 
 
-def _gains(cub: _Cuboid, wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray):
+def _gains(
+    cub: _Cuboid, wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray
+) -> np.ndarray:
     """Chi-square gain of fitting one factor per element (all of it for brand-new elements)."""
     sxy = np.bincount(cub.gid, wxy, cub.n_groups)
     sxx = np.bincount(cub.gid, wxx, cub.n_groups)
@@ -108,7 +115,8 @@ def _gains(cub: _Cuboid, wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: n
     sx = np.bincount(cub.gid, x, cub.n_groups)
     with np.errstate(divide="ignore", invalid="ignore"):
         fit = np.where(sxx > 0, sxy**2 / sxx, 0.0)
-    return np.where(sx > 0, fit, syy)
+    gains: np.ndarray = np.where(sx > 0, fit, syy)
+    return gains
 
 
 def _root_gain(wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray) -> float:
@@ -137,14 +145,50 @@ def search(
         if step is None:
             break
         gain, root, cub_idx, group, per_cuboid = step
-        if gain < threshold or root >= gain or gain < options.min_relative_gain * first_gain:
+        best = cuboids[cub_idx].gid == group
+        noise = _overdispersion(cuboids, per_cuboid, active, best)
+        if (
+            gain < threshold * noise
+            or root >= gain
+            or gain < options.min_relative_gain * first_gain
+        ):
             break
         cub_idx, group = _prefer_ancestor(cuboids, cub_idx, group, per_cuboid, options.parent_keep)
+        cub_idx, group = _climb_broad_parents(
+            cuboids,
+            cub_idx,
+            group,
+            (actual + expected) * active,
+            (actual - expected) * np.sqrt(weights) * active,
+            options,
+        )
         mask = cuboids[cub_idx].gid == group
         found.append(Found(cuboids[cub_idx].attrs, mask, float(per_cuboid[cub_idx][group])))
         first_gain = first_gain or gain
         active &= ~mask
     return found
+
+
+def _overdispersion(
+    cuboids: Sequence[_Cuboid],
+    per_cuboid: Sequence[np.ndarray],
+    active: np.ndarray,
+    best: np.ndarray,
+) -> float:
+    """How much larger typical candidate gains are than chi-square(1) noise (at least 1).
+
+    Real data often has noise shared by neighbouring leaves (a whole CDN wobbles), which
+    leaf-level residuals cannot see. Candidates with active leaves that do not touch the best
+    element are mostly null, so their median gain reveals it.
+    """
+    null = [
+        gains[(gains > 0) & (np.bincount(c.gid, best, c.n_groups) == 0)]
+        for c, gains in zip(cuboids, per_cuboid, strict=True)
+    ]
+    gains = np.concatenate(null)
+    if gains.size < _MIN_NULL_CANDIDATES:
+        return 1.0
+    return max(1.0, float(np.median(gains)) / _CHI2_1_MEDIAN)
 
 
 def _noise_threshold(cuboids: Sequence[_Cuboid], margin: float) -> float:
@@ -192,3 +236,54 @@ def _prefer_ancestor(
             if anc_gain >= target:
                 choice = min(choice, (len(cub.attrs), -anc_gain, i, anc_group))
     return choice[2], choice[3]
+
+
+def _climb_broad_parents(
+    cuboids: Sequence[_Cuboid],
+    cub_idx: int,
+    group: int,
+    level: np.ndarray,
+    zscore: np.ndarray,
+    options: SearchOptions,
+) -> tuple[int, int]:
+    """Move up to a parent while most of its other children moved the same way.
+
+    The one-factor fit favours the child that moved most; when its siblings moved too (by other
+    amounts) the root cause is the parent, as the ripple effect of a parent-level fault.
+    """
+    index = {c.attrs: i for i, c in enumerate(cuboids)}
+    climbed = True
+    while climbed and len(cuboids[cub_idx].attrs) > 1:
+        climbed = False
+        cub = cuboids[cub_idx]
+        in_elem = cub.gid == group
+        for attr in cub.attrs:
+            p_idx = index[tuple(a for a in cub.attrs if a != attr)]
+            p_group = int(cuboids[p_idx].gid[np.flatnonzero(in_elem)[0]])
+            parent = cuboids[p_idx].gid == p_group
+            if _siblings_agree(cub, group, parent, level, zscore, options):
+                cub_idx, group, climbed = p_idx, p_group, True
+                break
+    return cub_idx, group
+
+
+def _siblings_agree(
+    cub: _Cuboid,
+    group: int,
+    parent_mask: np.ndarray,
+    level: np.ndarray,
+    zscore: np.ndarray,
+    options: SearchOptions,
+) -> bool:
+    """Whether most of the siblings' level sits in leaves that moved significantly alike.
+
+    Judged per leaf, so a sibling touched by another, narrower cause does not count as moved.
+    """
+    in_elem = cub.gid == group
+    sib = parent_mask & ~in_elem
+    total = level[sib].sum()
+    if total <= 0:
+        return False
+    direction = np.sign(zscore[in_elem].sum())
+    moved = sib & (direction * zscore >= options.sibling_z)
+    return bool(level[moved].sum() >= options.sibling_share * total)

@@ -19,6 +19,8 @@ from investigator.analysis._localize_search import Found, SearchOptions, search
 
 __all__ = ["Element", "localize", "localize_ratio"]
 
+RATE_PRIOR_WEIGHT = 0.0
+
 
 class Element(pydantic.BaseModel):
     """A segment that explains part of the change, with its numbers."""
@@ -47,7 +49,11 @@ def localize(
     max_depth: int = 3,
     margin: float = 12.0,
 ) -> list[Element]:
-    """Additive metric. Most important first. [] when nothing stands out (no anomaly / change spread evenly)."""
+    """Additive metric. Most important first.
+
+    [] when nothing stands out (no anomaly / change spread evenly). `max_depth` caps how many
+    attributes an element combines; a larger `margin` asks for stronger evidence per element.
+    """
     leaves = _group_leaves(df, dims, [actual, expected])
     codes, labels = _encode(leaves, dims)
     act = leaves[actual].to_numpy(float)
@@ -79,17 +85,16 @@ def localize_ratio(
     leaves = _group_leaves(df, dims, cols)
     codes, labels = _encode(leaves, dims)
     na, ne, da, de = (leaves[c].to_numpy(float) for c in cols)
-    rate = _expected_rate(ne, de)
-    exp_num = da * rate
+    exp_num = _expected_numerator(ne, de, da, na)
     found = search(codes, na, exp_num, _options(max_elements, max_depth, margin, len(dims)))
     totals = _RatioTotals(*(float(p.sum()) for p in (na, ne, da, de)))
-    return [_ratio_element(f, dims, labels, codes, (na, ne, da, de), exp_num, totals) for f in found]
+    return [
+        _ratio_element(f, dims, labels, codes, (na, ne, da, de), exp_num, totals) for f in found
+    ]
 
 
 def _options(max_elements: int, max_depth: int, margin: float, n_dims: int) -> SearchOptions:
-    return SearchOptions(
-        max_elements=max_elements, max_depth=min(max_depth, n_dims), margin=margin
-    )
+    return SearchOptions(max_elements=max_elements, max_depth=min(max_depth, n_dims), margin=margin)
 
 
 def _group_leaves(df: pd.DataFrame, dims: Sequence[str], values: Sequence[str]) -> pd.DataFrame:
@@ -107,12 +112,14 @@ def _group_leaves(df: pd.DataFrame, dims: Sequence[str], values: Sequence[str]) 
 
 def _encode(leaves: pd.DataFrame, dims: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
     """Integer code per leaf and attribute, with the labels to decode them."""
-    pairs = [pd.factorize(leaves[d])for d in dims]
+    pairs = [pd.factorize(leaves[d]) for d in dims]
     codes = np.column_stack([p[0] for p in pairs]) if pairs else np.empty((0, 0), np.int64)
     return codes.astype(np.int64), [np.asarray(p[1], dtype=object) for p in pairs]
 
 
-def _segment(f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.ndarray):
+def _segment(
+    f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.ndarray
+) -> dict[str, str]:
     leaf = int(np.flatnonzero(f.mask)[0])
     return {dims[j]: str(labels[j][codes[leaf, j]]) for j in f.cuboid}
 
@@ -150,12 +157,23 @@ class _RatioTotals:
         return actual - _safe_div(self.num_expected, self.den_expected)
 
 
-def _expected_rate(num_expected: np.ndarray, den_expected: np.ndarray) -> np.ndarray:
-    """Leaf's expected rate; leaves without an expected denominator take the overall rate."""
+def _expected_numerator(
+    num_expected: np.ndarray,
+    den_expected: np.ndarray,
+    den_actual: np.ndarray,
+    num_actual: np.ndarray,
+) -> np.ndarray:
+    """Numerator each leaf would have had at its expected rate, given its actual denominator.
+
+    Rates of thin leaves are shrunk toward the overall rate (one unit of denominator of prior
+    weight, as for counts); a leaf with no expected denominator has no known rate and is left
+    neutral (expected = actual).
+    """
     overall = _safe_div(float(num_expected.sum()), float(den_expected.sum()))
+    prior = RATE_PRIOR_WEIGHT
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(den_expected > 0, num_expected / den_expected, overall)
-    return rate
+        rate = (num_expected + prior * overall) / (den_expected + prior)
+    return np.where(den_expected > 0, den_actual * rate, num_actual)
 
 
 def _ratio_element(

@@ -1,0 +1,136 @@
+"""`investigate`: the command line. Exit codes: 0 done, 2 user error, 1 internal error."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from .config import load_settings
+from .decision import Decision
+from .errors import InvestigatorError, UserError
+from .report import Report, render_terminal
+from .source import Request
+from .state import RunState
+
+app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
+err = Console(stderr=True)
+
+
+def _progress(quiet: bool, max_iterations: int):  # type: ignore[no-untyped-def]
+    """A one-line status on a terminal; silent when piped or --quiet."""
+    if quiet or not sys.stderr.isatty():
+        return None, None
+    status = err.status("starting the kernel and loading data...")
+    started = time.monotonic()
+
+    def update(state: RunState, decision: Decision | None) -> None:
+        d = decision.type.value if decision else ""
+        h = decision.hypothesis_id if decision and decision.hypothesis_id else "-"
+        status.update(
+            f"iteration {state.iteration}/{max_iterations} · {h} · {d} · "
+            f"{time.monotonic() - started:.1f}s"
+        )
+
+    return status, update
+
+
+def _finish(report: Report, json_path: Path | None, quiet: bool) -> None:
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(report.model_dump_json(indent=2))
+    render_terminal(report, Console(), quiet=quiet)
+
+
+def _guard(fn):  # type: ignore[no-untyped-def]
+    try:
+        fn()
+    except UserError as e:
+        err.print(f"[bold red]error:[/] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    except InvestigatorError as e:
+        err.print(f"[bold red]failed:[/] {e}", highlight=False)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err.print("interrupted; the run's state is saved: resume it with `investigate resume RUN_ID`")
+        raise typer.Exit(130) from None
+
+
+@app.callback(invoke_without_command=True)
+def main_command(
+    ctx: typer.Context,
+    metric: Annotated[str | None, typer.Option(help="Configured metric, a column (summed) or a ratio a/b.")] = None,
+    data: Annotated[Path | None, typer.Option(help="CSV or Parquet file; default: the metric's or the demo data.")] = None,
+    window: Annotated[str, typer.Option(help="Current window: Nd or Nw.")] = "7d",
+    end: Annotated[str | None, typer.Option(help="Last day of the window (YYYY-MM-DD); default: last date in the data.")] = None,
+    baseline: Annotated[str, typer.Option(help="previous | wow | yoy")] = "previous",
+    time_column: Annotated[str | None, typer.Option(help="Date column (default: the metric's, else 'date').")] = None,
+    dimensions: Annotated[str | None, typer.Option(help="Comma-separated dimension columns.")] = None,
+    objective: Annotated[str | None, typer.Option(help="The question in words.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
+    quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
+    planner: Annotated[str | None, typer.Option(help="offline (default) or llm.")] = None,
+    sandbox: Annotated[str | None, typer.Option(help="local (default) or docker.")] = None,
+    max_iterations: Annotated[int | None, typer.Option(help="Stop after this many steps.")] = None,
+    runs_dir: Annotated[Path | None, typer.Option(help="Where run folders go (default ./runs).")] = None,
+) -> None:
+    """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
+    ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet}
+    if ctx.invoked_subcommand is not None:
+        return
+
+    def go() -> None:
+        if metric is None:
+            raise UserError("--metric is required, e.g. --metric revenue or --metric revenue/orders")
+        if baseline not in ("previous", "wow", "yoy"):
+            raise UserError(f"--baseline {baseline!r} is not one of previous, wow, yoy")
+        try:
+            end_day = date.fromisoformat(end) if end else None
+        except ValueError:
+            raise UserError(f"--end {end!r} is not a date like 2026-03-29") from None
+        settings = load_settings(planner=planner, sandbox=sandbox, max_iterations=max_iterations, runs_dir=runs_dir)
+        request = Request(
+            metric=metric,
+            data=str(data) if data else None,
+            window=window,
+            end=end_day,
+            baseline=baseline,  # type: ignore[arg-type]
+            time_column=time_column,
+            dimensions=[d.strip() for d in dimensions.split(",") if d.strip()] if dimensions else None,
+            objective=objective,
+        )
+        from .runner import investigate  # noqa: PLC0415
+
+        status, update = _progress(quiet, settings.max_iterations)
+        if status:
+            with status:
+                report = investigate(request, settings, update)
+        else:
+            report = investigate(request, settings)
+        _finish(report, json_path, quiet)
+
+    _guard(go)
+
+
+@app.command("resume")
+def resume_command(ctx: typer.Context, run_id: str) -> None:
+    """Continue a run from its last completed iteration."""
+    opts = ctx.obj or {}
+
+    def go() -> None:
+        from .runner import resume  # noqa: PLC0415
+
+        settings = load_settings(runs_dir=opts.get("runs_dir"))
+        report = resume(run_id, settings)
+        _finish(report, opts.get("json_path"), opts.get("quiet", False))
+
+    _guard(go)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,108 @@
+"""Settings: defaults in `configs/investigator.yaml`, overridden by `INVESTIGATOR_*` env vars,
+overridden by CLI flags. Metric definitions live in `configs/metrics.yaml`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("INVESTIGATOR_CONFIG_DIR", PROJECT_ROOT / "configs"))
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return _read_yaml(config_dir() / "investigator.yaml")
+
+
+class Settings(BaseSettings):
+    """How an investigation runs."""
+
+    model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_", extra="forbid")
+
+    max_iterations: int = Field(15, ge=1, description="Stop with a partial conclusion after this many steps.")
+    min_iterations_before_conclude: int = Field(3, ge=0, description="Refuse a conclusion before this many steps.")
+    stall_threshold: int = Field(4, ge=1, description="Steps without hypothesis progress before a forced pivot.")
+    max_findings_in_context: int = Field(10, ge=1, description="Compressed findings shown to the planner.")
+    last_result_max_chars: int = Field(4000, ge=200, description="The last output is cut to this many characters.")
+    context_budget_tokens: int = Field(6000, ge=500, description="Upper bound on the context the planner sees.")
+    execution_timeout_s: float = Field(60.0, gt=0, description="A kernel step is interrupted after this long.")
+    max_consecutive_errors: int = Field(3, ge=1, description="Code errors in a row before a forced pivot.")
+    planner: Literal["offline", "llm"] = Field("offline", description="Who decides the next step.")
+    sandbox: Literal["local", "docker", "inprocess"] = Field(
+        "local", description="Where code runs: MCP server with a local or Docker kernel."
+    )
+    runs_dir: Path = Field(Path("runs"), description="Where run folders (state, outputs, reports) go.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, _YamlSource(settings_cls)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings with CLI overrides applied; a malformed value is a `ConfigError`."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in e.errors()
+        )
+        raise ConfigError(f"invalid settings: {problems}") from None
+
+
+class MetricDefinition(BaseModel):
+    """A named metric: a column summed, or a ratio `a/b` of two summed columns."""
+
+    model_config = {"extra": "forbid"}
+
+    expression: str
+    description: str = ""
+    dimensions: list[str] | None = None
+    time_column: str | None = None
+    data: str | None = None
+
+
+def load_metrics() -> dict[str, MetricDefinition]:
+    path = config_dir() / "metrics.yaml"
+    raw = _read_yaml(path).get("metrics", {}) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: 'metrics' must map names to definitions")
+    out = {}
+    for name, body in raw.items():
+        try:
+            out[str(name)] = MetricDefinition.model_validate(body if isinstance(body, dict) else {"expression": body})
+        except ValidationError as e:
+            raise ConfigError(f"{path}: metric {name!r} is malformed: {e.errors()[0]['msg']}") from None
+    return out

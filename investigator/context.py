@@ -1,0 +1,149 @@
+"""The bounded context: rebuilt from durable state every iteration, never from chat history.
+
+It holds the objective, the hypothesis table, the last few compressed findings, the workspace
+files and the last output (cut), and it always fits `context_budget_tokens`, however long the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .analysis.spec import AnalysisSpec
+from .config import Settings
+from .hypotheses import Hypothesis
+from .state import Finding, RunState
+
+MAX_FILES = 30
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token for English and code; conservative for budgeting."""
+    return (len(text) + 3) // 4
+
+
+def cut(text: str, limit: int) -> str:
+    """Keep the head and the tail of a long text with a visible marker between them."""
+    if len(text) <= limit:
+        return text
+    marker = f"\n... [{len(text) - limit} characters cut] ...\n"
+    keep = max(limit - len(marker), 0)
+    return text[: keep // 2] + marker + text[len(text) - (keep - keep // 2) :]
+
+
+class Context(BaseModel):
+    objective: str
+    spec: AnalysisSpec
+    iteration: int
+    max_iterations: int
+    min_iterations_before_conclude: int
+    hypotheses: list[Hypothesis]
+    findings: list[Finding]
+    workspace_files: list[str] = Field(default_factory=list)
+    last_result: str = ""
+    notice: str | None = None
+    must_conclude: bool = False
+    facts: list[str] = Field(default_factory=list)
+    past_investigations: list[str] = Field(default_factory=list)
+    evidence: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+    def render(self) -> str:
+        s = self.spec
+        metric = f"{s.numerator}/{s.denominator}" if s.denominator else f"sum({s.numerator})"
+        lines = [
+            f"# Objective\n{self.objective}",
+            f"Metric {s.metric} = {metric}; current {s.current.start}..{s.current.end} vs "
+            f"{s.baseline_kind} baseline {s.baseline.start}..{s.baseline.end}; dimensions: "
+            f"{', '.join(s.dimensions)}. Kernel variables: table (Ibis), daily, cube, spec.",
+            f"Iteration {self.iteration + 1} of {self.max_iterations} (may conclude from "
+            f"iteration {self.min_iterations_before_conclude + 1}).",
+            "\n# Hypotheses\n| id | status | statement | evidence |\n|---|---|---|---|",
+        ]
+        lines += [f"| {h.id} | {h.status} | {h.statement} | {h.evidence} |" for h in self.hypotheses]
+        lines.append("\n# Findings (most recent last)")
+        lines += [
+            f"- [{f.iteration}] {f.decision}{' ' + f.hypothesis_id if f.hypothesis_id else ''}: {f.summary}"
+            for f in self.findings
+        ] or ["- none yet"]
+        if self.facts:
+            lines.append("\n# Approved facts\n" + "\n".join(f"- {f}" for f in self.facts))
+        if self.past_investigations:
+            lines.append("\n# Related past investigations\n" + "\n".join(f"- {p}" for p in self.past_investigations))
+        lines.append("\n# Workspace files\n" + (", ".join(self.workspace_files) or "none"))
+        lines.append("\n# Last result\n" + (self.last_result or "none"))
+        if self.notice:
+            lines.append(f"\n# Notice\n{self.notice}")
+        if self.must_conclude:
+            lines.append("\n# You must CONCLUDE now with the evidence you have.")
+        return "\n".join(lines)
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.render())
+
+
+def build_context(
+    state: RunState,
+    settings: Settings,
+    workspace_files: list[str] | None = None,
+    *,
+    notice: str | None = None,
+    must_conclude: bool = False,
+    facts: list[str] | None = None,
+    past: list[str] | None = None,
+) -> Context:
+    """Assemble the context and shrink it until it fits the token budget."""
+    files = sorted(workspace_files or [])
+    if len(files) > MAX_FILES:
+        files = files[:MAX_FILES] + [f"(+{len(files) - MAX_FILES} more)"]
+    ctx = Context(
+        objective=state.request.objective or default_objective(state.spec),
+        spec=state.spec,
+        iteration=state.iteration,
+        max_iterations=settings.max_iterations,
+        min_iterations_before_conclude=settings.min_iterations_before_conclude,
+        hypotheses=[_short(h) for h in state.hypotheses],
+        findings=state.findings[-settings.max_findings_in_context :],
+        workspace_files=files,
+        last_result=cut(state.last_result, settings.last_result_max_chars),
+        notice=notice,
+        must_conclude=must_conclude,
+        facts=list(facts or []),
+        past_investigations=list(past or []),
+        evidence=state.evidence,
+    )
+    return fit(ctx, settings.context_budget_tokens)
+
+
+def fit(ctx: Context, budget: int) -> Context:
+    """Drop the oldest findings, then cut the last result and lists, until the budget holds."""
+    while ctx.tokens > budget and len(ctx.findings) > 2:
+        ctx = ctx.model_copy(update={"findings": ctx.findings[1:]})
+    limit = len(ctx.last_result)
+    while ctx.tokens > budget and limit > 200:
+        limit //= 2
+        ctx = ctx.model_copy(update={"last_result": cut(ctx.last_result, limit)})
+    for field in ("facts", "past_investigations", "workspace_files"):
+        while ctx.tokens > budget and getattr(ctx, field):
+            ctx = ctx.model_copy(update={field: getattr(ctx, field)[:-1]})
+    if ctx.tokens > budget:  # long hypothesis texts or findings: cut every text field
+        ctx = ctx.model_copy(
+            update={
+                "findings": [f.model_copy(update={"summary": cut(f.summary, 300)}) for f in ctx.findings],
+                "hypotheses": [h.model_copy(update={"evidence": cut(h.evidence, 150)}) for h in ctx.hypotheses],
+                "objective": cut(ctx.objective, 1000),
+            }
+        )
+    return ctx
+
+
+def _short(h: Hypothesis) -> Hypothesis:
+    return h.model_copy(update={"evidence": cut(h.evidence, 400)})
+
+
+def default_objective(spec: AnalysisSpec) -> str:
+    return (
+        f"Explain why {spec.metric} moved in {spec.current.start}..{spec.current.end} compared with "
+        f"{spec.baseline.start}..{spec.baseline.end}: find the root causes and how much each explains."
+    )

@@ -1,0 +1,213 @@
+"""The investigation loop, top to bottom:
+
+    build bounded context -> decide -> execute in the kernel -> compress -> update hypotheses,
+    check stalls and limits -> checkpoint -> repeat
+
+Everything durable lives in `RunState`, checkpointed after every iteration, so a killed run resumes
+from its last completed iteration and reaches the same report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .compress import Compressed, compress
+from .config import Settings
+from .context import Context, build_context
+from .decision import Decision, DecisionType
+from .errors import KernelError
+from .hypotheses import Status, seed_hypotheses, with_status
+from .protocols import Kernel, Planner
+from .report import Report, build_report, write_report
+from .rules import conclusion_refusal, forced_pivot, pivot_hypotheses, stall_reason
+from .source import Request, resolve
+from .state import Finding, RunState, new_run_id, run_dir, save, save_output
+from .verdict import conclusion_text, confidence, root_causes
+
+SETUP = """\
+from investigator.analysis import *
+spec = AnalysisSpec.model_validate_json({spec!r})
+table = open_table({path!r}, spec.time_column)
+daily = daily_totals(table, spec)
+cube = period_cube(table, spec)
+print(f"loaded {{len(daily)}} days of {{spec.metric}} and a cube of {{len(cube)}} segments")
+emit(movement(daily, spec))
+"""
+
+Progress = Callable[[RunState, Decision | None], None]
+
+
+def new_run(request: Request, data: Any, settings: Settings, planner: str) -> RunState:
+    """Validate the request against the data and create the run's first checkpoint."""
+    spec, _ = resolve(request, data)
+    state = RunState(
+        run_id=new_run_id(),
+        created_at=datetime.now(UTC),
+        request=request,
+        spec=spec,
+        data_path=str(Path(str(data)).resolve()),
+        planner=planner,
+        sandbox=settings.sandbox,
+        hypotheses=seed_hypotheses(spec),
+    )
+    save(state, run_dir(settings.runs_dir, state.run_id))
+    return state
+
+
+class Investigation:
+    def __init__(self, settings: Settings, planner: Planner, kernel: Kernel, progress: Progress | None = None):
+        self.settings, self.planner, self.kernel = settings, planner, kernel
+        self.progress = progress or (lambda state, decision: None)
+
+    def run(self, state: RunState) -> Report:
+        folder = run_dir(self.settings.runs_dir, state.run_id)
+        state = self.prepare_kernel(state)
+        save(state, folder)
+        while not state.done:
+            started = time.monotonic()
+            state, decision = self.step(state, folder)
+            state = state.model_copy(update={"elapsed_s": state.elapsed_s + time.monotonic() - started})
+            save(state, folder)
+            self.progress(state, decision)
+        report = build_report(state)
+        write_report(report, folder)
+        return report
+
+    # one iteration ---------------------------------------------------------------------------
+    def step(self, state: RunState, folder: Path) -> tuple[RunState, Decision]:
+        s = self.settings
+        if state.iteration >= s.max_iterations:
+            return self.finish(state, f"reached max_iterations ({s.max_iterations})")
+        context = self.context(state)
+        stall = stall_reason(state, s)
+        if stall:
+            decision = forced_pivot(state.hypotheses, stall)
+            if decision is None:
+                return self.finish(state, f"stalled ({stall}) with no hypothesis left")
+        else:
+            decision = self.planner.decide(context)
+
+        if decision.type == DecisionType.CONCLUDE:
+            refusal = conclusion_refusal(state, s)
+            if refusal is None:
+                return self.conclude(state, decision, "concluded"), decision
+            return self.record(state, decision, Compressed(summary=refusal), notice=refusal), decision
+
+        if decision.type == DecisionType.PIVOT:
+            hyps = pivot_hypotheses(state.hypotheses, decision.hypothesis_id, stall or "planner pivoted")
+            state = state.model_copy(update={"hypotheses": hyps, "consecutive_errors": 0, "last_progress": state.iteration + 1})
+            return self.record(state, decision, Compressed(summary=decision.rationale)), decision
+
+        # ANALYZE / DRILL_DOWN: run the code in the kernel, keep the full output on disk
+        hyps = state.hypotheses
+        if any(h.id == decision.hypothesis_id and h.status == Status.PENDING for h in hyps):
+            hyps = with_status(hyps, decision.hypothesis_id, Status.INVESTIGATING)
+        result = self.kernel.execute(decision.code or "", timeout=s.execution_timeout_s)
+        notice = None
+        if result.restarted:
+            self.setup_kernel(state)
+            notice = "The kernel died and was restarted; the data was reloaded (table, daily, cube, spec)."
+        compressed = compress(decision, result)
+        output_file = save_output(folder, state.iteration + 1, result.text())
+        before = [h.status for h in hyps]
+        for u in compressed.updates:
+            target = next((h for h in hyps if h.kind == u.kind), None)
+            if target is not None:
+                hyps = with_status(hyps, target.id, u.status, u.evidence)
+        state = state.model_copy(
+            update={
+                "hypotheses": hyps,
+                "evidence": {**state.evidence, **compressed.evidence},
+                "consecutive_errors": state.consecutive_errors + 1 if compressed.error else 0,
+                "last_progress": state.iteration + 1 if [h.status for h in hyps] != before else state.last_progress,
+                "last_result": result.text(),
+            }
+        )
+        if compressed.error:
+            notice = f"The last code failed: {compressed.summary}"
+        return self.record(state, decision, compressed, output_file=output_file, notice=notice), decision
+
+    def context(self, state: RunState, must_conclude: bool = False) -> Context:
+        ctx = build_context(
+            state, self.settings, self.kernel.list_files(), notice=state.notice, must_conclude=must_conclude
+        )
+        self_tokens = max(state.tokens.get("context_max", 0), ctx.tokens)
+        state.tokens["context_max"] = self_tokens
+        return ctx
+
+    # state transitions ------------------------------------------------------------------------
+    def record(
+        self,
+        state: RunState,
+        decision: Decision,
+        compressed: Compressed,
+        output_file: str | None = None,
+        notice: str | None = None,
+    ) -> RunState:
+        n = state.iteration + 1
+        finding = Finding(
+            iteration=n,
+            decision=decision.type.value,
+            hypothesis_id=decision.hypothesis_id,
+            summary=compressed.summary,
+            output_file=output_file,
+            error=compressed.error,
+        )
+        return state.model_copy(
+            update={
+                "iteration": n,
+                "findings": [*state.findings, finding],
+                "decisions": [*state.decisions, decision],
+                "notice": notice,
+            }
+        )
+
+    def conclude(self, state: RunState, decision: Decision, reason: str, partial: bool = False) -> RunState:
+        state = self.record(state, decision, Compressed(summary=decision.conclusion or ""))
+        return state.model_copy(
+            update={"conclusion": decision, "status": "partial" if partial else "concluded", "stop_reason": reason}
+        )
+
+    def finish(self, state: RunState, reason: str) -> tuple[RunState, Decision]:
+        """Stop early with a partial conclusion: the planner's if it gives one, else the evidence's."""
+        decision = self.planner.decide(self.context(state, must_conclude=True))
+        if decision.type != DecisionType.CONCLUDE:
+            causes = root_causes(state.evidence, state.spec)
+            decision = Decision(
+                type=DecisionType.CONCLUDE,
+                rationale=f"Stopped: {reason}.",
+                conclusion=conclusion_text(causes, state.evidence, state.spec),
+                confidence="low" if not causes else confidence(causes, state.evidence),
+                root_causes=causes,
+            )
+        decision = decision.model_copy(update={"rationale": f"Stopped: {reason}. {decision.rationale}"})
+        return self.conclude(state, decision, reason, partial=True), decision
+
+    # kernel ----------------------------------------------------------------------------------
+    def prepare_kernel(self, state: RunState) -> RunState:
+        """Start the kernel and load the data; on resume, replay the code of earlier steps."""
+        self.kernel.start()
+        result = self.setup_kernel(state)
+        if state.iteration == 0 and not state.findings:
+            compressed = compress(Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup"), result)
+            finding = Finding(iteration=0, decision="SETUP", summary=compressed.summary)
+            state = state.model_copy(
+                update={"findings": [finding], "evidence": {**state.evidence, **compressed.evidence}, "last_result": result.text()}
+            )
+        else:
+            for d in state.decisions:
+                if d.runs_code:
+                    self.kernel.execute(d.code or "", timeout=self.settings.execution_timeout_s)
+        return state
+
+    def setup_kernel(self, state: RunState) -> Any:
+        code = SETUP.format(spec=state.spec.model_dump_json(), path=self.kernel.data_path(state.data_path))
+        result = self.kernel.execute(code, timeout=max(self.settings.execution_timeout_s, 120))
+        if not result.ok:
+            detail = f"{result.error.name}: {result.error.value}" if result.error else "no output"
+            raise KernelError(f"could not load the data in the kernel ({detail})")
+        return result

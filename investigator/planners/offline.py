@@ -1,0 +1,101 @@
+"""The deterministic offline planner: no network, same evidence -> same decisions.
+
+It works through the hypotheses in a fixed order (data quality, seasonality, segments or mix/rate,
+broad-based), testing each with a call into the analysis library in the kernel, drills into the
+segments it finds, pivots when a hypothesis is ruled out, and concludes from the evidence.
+"""
+
+from __future__ import annotations
+
+from ..compress import drill_key, seg
+from ..context import Context
+from ..decision import Decision, DecisionType
+from ..hypotheses import Hypothesis, Status
+from ..verdict import conclusion_text, confidence, root_causes
+
+# hypothesis kind -> (evidence kind its test produces, code that tests it)
+TESTS: dict[str, tuple[str, str]] = {
+    "data_quality": ("quality", "quality = quality_checks(table, spec, daily)\nemit(quality)"),
+    "seasonality": ("seasonality", "season = seasonality(daily, spec)\nemit(season)"),
+    "segments": ("segments", "explanation = explain_segments(cube, spec)\nemit(explanation)"),
+    "mix": (
+        "ratio_decomposition",
+        "decomposition = decompose_ratio(cube, spec)\nemit(decomposition)\n"
+        "print(mix_rate(cube, spec, decomposition.dimension).to_string())",
+    ),
+    "rate": ("segments", "explanation = explain_segments(cube, spec)\nemit(explanation)"),
+    "broad_based": ("segments", "explanation = explain_segments(cube, spec)\nemit(explanation)"),
+}
+WHY = {
+    "data_quality": "Rule out a data artefact first: a missing partition or duplicated day fakes a movement.",
+    "seasonality": "Check whether the same movement happened in the comparable period before.",
+    "segments": "Localize the change: find the smallest set of segments, at any depth, that explains it.",
+    "mix": "Split the ratio's change into mix (denominator shares shifting) and rate (ratio within segments).",
+    "rate": "Localize where the ratio moved within segments, at any depth.",
+    "broad_based": "Check whether every segment moved alike.",
+}
+MAX_DRILLS = 3
+
+
+class OfflinePlanner:
+    name = "offline"
+
+    def decide(self, context: Context) -> Decision:
+        if context.must_conclude:
+            return self.conclude(context)
+        hyps = context.hypotheses
+        for h in hyps:
+            evidence_kind, code = TESTS[h.kind]
+            if evidence_kind in context.evidence or not h.open:
+                continue
+            if h.status == Status.PENDING and _just_ruled_out(context):
+                return Decision(
+                    type=DecisionType.PIVOT,
+                    hypothesis_id=h.id,
+                    rationale=f"{context.findings[-1].hypothesis_id} is ruled out; pivot to {h.id}: {h.statement}",
+                )
+            return Decision(type=DecisionType.ANALYZE, hypothesis_id=h.id, rationale=WHY[h.kind], code=code)
+        drill = self._next_drill(context)
+        if drill is not None:
+            return drill
+        return self.conclude(context)
+
+    def _next_drill(self, context: Context) -> Decision | None:
+        """Drill into each localized segment once, to check it is the right depth."""
+        segments = context.evidence.get("segments") or {}
+        ratio = context.evidence.get("ratio_decomposition") or {}
+        if ratio.get("driver") == "mix":
+            return None
+        target = _hypothesis(context.hypotheses, "rate" if context.spec.is_ratio else "segments")
+        for e in segments.get("elements", [])[:MAX_DRILLS]:
+            if drill_key(e["segment"]) in context.evidence:
+                continue
+            return Decision(
+                type=DecisionType.DRILL_DOWN,
+                hypothesis_id=target.id if target else None,
+                rationale=f"Drill into {seg(e['segment'])} ({e['share']:.0%} of the change): is the change "
+                "spread over its children or held by one of them?",
+                code=f"drill = drill_down(cube, spec, {e['segment']!r})\nemit(drill)",
+            )
+        return None
+
+    def conclude(self, context: Context) -> Decision:
+        causes = root_causes(context.evidence, context.spec)
+        return Decision(
+            type=DecisionType.CONCLUDE,
+            rationale="Every hypothesis has been tested." if not context.must_conclude else "Asked to conclude now.",
+            conclusion=conclusion_text(causes, context.evidence, context.spec),
+            confidence=confidence(causes, context.evidence),
+            root_causes=causes,
+        )
+
+
+def _hypothesis(hyps: list[Hypothesis], kind: str) -> Hypothesis | None:
+    return next((h for h in hyps if h.kind == kind), None)
+
+
+def _just_ruled_out(context: Context) -> bool:
+    if not context.findings:
+        return False
+    last = context.findings[-1].hypothesis_id
+    return any(h.id == last and h.status == Status.RULED_OUT for h in context.hypotheses)

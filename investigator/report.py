@@ -1,0 +1,164 @@
+"""The report: the contract other tools and tests read (JSON), plus Markdown and a terminal view."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .compress import num, pct, seg
+from .decision import RootCause
+from .state import RunState
+
+
+class Period(BaseModel):
+    start: date
+    end: date
+
+
+class BaselinePeriod(Period):
+    kind: str
+
+
+class MovementSummary(BaseModel):
+    current: float | None = None
+    baseline: float | None = None
+    change: float | None = None
+    change_pct: float | None = None
+    significant: bool | None = None
+
+
+class HypothesisRow(BaseModel):
+    id: str
+    statement: str
+    status: str
+    evidence: str
+
+
+class FindingRow(BaseModel):
+    iteration: int
+    decision: str
+    summary: str
+
+
+class Stats(BaseModel):
+    iterations: int
+    elapsed_s: float
+    planner: str
+    tokens: dict[str, int] = Field(default_factory=dict)
+
+
+class Report(BaseModel):
+    run_id: str
+    status: str
+    metric: str
+    window: Period
+    baseline: BaselinePeriod
+    movement: MovementSummary
+    conclusion: str
+    confidence: str
+    root_causes: list[RootCause]
+    hypotheses: list[HypothesisRow]
+    findings: list[FindingRow]
+    stats: Stats
+    stop_reason: str | None = None
+
+
+def build_report(state: RunState) -> Report:
+    move = state.evidence.get("movement") or {}
+    c = state.conclusion
+    return Report(
+        run_id=state.run_id,
+        status=state.status,
+        metric=state.spec.metric,
+        window=Period(start=state.spec.current.start, end=state.spec.current.end),
+        baseline=BaselinePeriod(
+            start=state.spec.baseline.start, end=state.spec.baseline.end, kind=state.spec.baseline_kind
+        ),
+        movement=MovementSummary(**{k: move.get(k) for k in MovementSummary.model_fields}),
+        conclusion=c.conclusion or "" if c else "",
+        confidence=(c.confidence or "low") if c else "low",
+        root_causes=c.root_causes if c else [],
+        hypotheses=[
+            HypothesisRow(id=h.id, statement=h.statement, status=h.status, evidence=h.evidence)
+            for h in state.hypotheses
+        ],
+        findings=[FindingRow(iteration=f.iteration, decision=f.decision, summary=f.summary) for f in state.findings],
+        stats=Stats(
+            iterations=state.iteration,
+            elapsed_s=round(state.elapsed_s, 3),
+            planner=state.planner,
+            tokens=state.tokens,
+        ),
+        stop_reason=state.stop_reason,
+    )
+
+
+def to_markdown(r: Report) -> str:
+    lines = [
+        f"# Why did {r.metric} move? ({r.window.start} to {r.window.end})",
+        "",
+        f"**{r.conclusion}**",
+        "",
+        f"Confidence: **{r.confidence}**. Baseline: {r.baseline.kind} ({r.baseline.start} to {r.baseline.end}). "
+        f"Movement: {num(r.movement.baseline)} -> {num(r.movement.current)} ({pct(r.movement.change_pct)}), "
+        f"{'significant' if r.movement.significant else 'not significant'}.",
+        "",
+        "## Root causes",
+        "",
+        "| # | kind | segment | share of change | evidence |",
+        "|---|---|---|---|---|",
+    ]
+    for i, c in enumerate(r.root_causes, 1):
+        share = f"{c.contribution:.0%}" if c.contribution is not None else ""
+        kind = c.kind + (f" ({c.detail})" if c.detail else "")
+        lines.append(f"| {i} | {kind} | {seg(c.segment)} | {share} | {_md(c.evidence)} |")
+    lines += ["", "## Hypotheses", "", "| id | status | statement | evidence |", "|---|---|---|---|"]
+    lines += [f"| {h.id} | {h.status} | {_md(h.statement)} | {_md(h.evidence)} |" for h in r.hypotheses]
+    lines += ["", "## Findings", ""]
+    lines += [f"{f.iteration}. **{f.decision}** {f.summary}" for f in r.findings]
+    s = r.stats
+    lines += ["", f"_{s.iterations} iterations, {s.elapsed_s:.1f}s, planner {s.planner}, run {r.run_id}._", ""]
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write_report(report: Report, folder: Path, json_path: Path | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = report.model_dump_json(indent=2)
+    (folder / "report.json").write_text(text)
+    (folder / "report.md").write_text(to_markdown(report))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(text)
+
+
+def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
+    """A readable summary with rich; `quiet` prints the conclusion alone."""
+    from rich.panel import Panel  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    if quiet:
+        console.print(report.conclusion, markup=False, highlight=False)
+        return
+    console.print(Panel(report.conclusion, title=f"{report.metric}: why did it move?", subtitle=f"confidence {report.confidence}"))
+    causes = Table(title="Root causes", show_lines=False)
+    for col in ("#", "kind", "segment", "share", "evidence"):
+        causes.add_column(col, overflow="fold")
+    for i, c in enumerate(report.root_causes, 1):
+        share = f"{c.contribution:.0%}" if c.contribution is not None else ""
+        causes.add_row(str(i), c.kind + (f" ({c.detail})" if c.detail else ""), seg(c.segment), share, c.evidence)
+    console.print(causes)
+    hyps = Table(title="Hypotheses")
+    for col in ("id", "status", "statement"):
+        hyps.add_column(col, overflow="fold")
+    for h in report.hypotheses:
+        hyps.add_row(h.id, h.status, h.statement)
+    console.print(hyps)
+    s = report.stats
+    console.print(f"{s.iterations} iterations in {s.elapsed_s:.1f}s with the {s.planner} planner; run {report.run_id}")

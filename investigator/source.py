@@ -1,0 +1,154 @@
+"""Turn what the user asked for into an `AnalysisSpec`, checking the data can answer it.
+
+Every check runs in the engine through Ibis (DuckDB by default) and fails with a `DataError` that
+says what to do next.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import ibis
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from .analysis.queries import open_table
+from .analysis.spec import AnalysisSpec, Window
+from .config import MetricDefinition, load_metrics
+from .errors import DataError, UserError
+
+BaselineKind = Literal["previous", "wow", "yoy"]
+_WINDOW = re.compile(r"^\s*(\d+)\s*([dw])\s*$", re.IGNORECASE)
+
+
+class Request(BaseModel):
+    """An investigation as the user asked for it (CLI flags or notebook keyword arguments)."""
+
+    metric: str
+    data: str | None = Field(None, description="CSV/Parquet path; None uses the metric's or the demo data")
+    window: str = "7d"
+    end: date | None = None
+    baseline: BaselineKind = "previous"
+    time_column: str | None = None
+    dimensions: list[str] | None = None
+    objective: str | None = None
+
+
+def window_days(text: str) -> int:
+    m = _WINDOW.match(text or "")
+    if not m or int(m.group(1)) < 1:
+        raise UserError(f"window {text!r} is not understood: use a number of days or weeks, e.g. 7d or 2w")
+    return int(m.group(1)) * (7 if m.group(2).lower() == "w" else 1)
+
+
+def baseline_window(current: Window, kind: str) -> Window:
+    shift = {"previous": current.days, "wow": 7, "yoy": 364}.get(kind)
+    if shift is None:
+        raise UserError(f"baseline {kind!r} is not one of previous, wow, yoy")
+    return current.shifted(shift)
+
+
+def parse_expression(expression: str) -> tuple[str, str | None]:
+    num, sep, den = expression.partition("/")
+    num, den = num.strip(), den.strip()
+    if not num or (sep and not den) or "/" in den:
+        raise UserError(f"metric {expression!r} is not a column or a ratio of two columns like revenue/orders")
+    return num, den or None
+
+
+def _definition(metric: str) -> MetricDefinition:
+    metrics = load_metrics()
+    return metrics.get(metric) or MetricDefinition(expression=metric)
+
+
+def resolve(request: Request, data: Any) -> tuple[AnalysisSpec, Any]:
+    """Check the request against the data (a path or DataFrame) and build the spec.
+
+    Returns the spec and the opened Ibis table.
+    """
+    definition = _definition(request.metric)
+    numerator, denominator = parse_expression(definition.expression)
+    time_column = request.time_column or definition.time_column or "date"
+    table = _open(data, time_column)
+    schema = table.schema()
+    columns = list(schema.names)
+    for col in [time_column, numerator, *([denominator] if denominator else [])]:
+        if col not in columns:
+            what = "time column" if col == time_column else "metric column"
+            raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}")
+    if not schema[time_column].is_date():
+        raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
+    for col in [numerator, *([denominator] if denominator else [])]:
+        if not schema[col].is_numeric():
+            raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
+    dims = request.dimensions or definition.dimensions or [
+        c for c in columns if c != time_column and (schema[c].is_string() or schema[c].is_boolean())
+    ]
+    missing = [d for d in dims if d not in columns]
+    if missing:
+        raise DataError(f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}")
+    first, last = _date_range(table, time_column)
+    end = request.end or last
+    length = window_days(request.window)
+    current = Window(start=end - timedelta(days=length - 1), end=end)
+    baseline = baseline_window(current, request.baseline)
+    spec = AnalysisSpec(
+        metric=request.metric,
+        numerator=numerator,
+        denominator=denominator,
+        time_column=time_column,
+        dimensions=list(dims),
+        current=current,
+        baseline=baseline,
+        baseline_kind=request.baseline,
+    )
+    _check_windows(table, spec, first, last)
+    return spec, table
+
+
+def _open(data: Any, time_column: str) -> Any:
+    if isinstance(data, pd.DataFrame):
+        return open_table(data, time_column)
+    path = Path(str(data))
+    if not path.exists():
+        raise DataError(f"data file {path} does not exist")
+    try:
+        table = open_table(path, time_column)
+        table.head(1).to_pandas()
+    except Exception as e:  # noqa: BLE001 - any reader failure is the user's unreadable file
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise DataError(f"cannot read {path} as {path.suffix.lstrip('.') or 'data'}: {first}") from None
+    return table
+
+
+def _date_range(table: Any, time_column: str) -> tuple[date, date]:
+    row = table.aggregate(lo=table[time_column].min(), hi=table[time_column].max()).to_pandas().iloc[0]
+    if pd.isna(row["lo"]):
+        raise DataError("the data has no rows with a date")
+    return pd.Timestamp(row["lo"]).date(), pd.Timestamp(row["hi"]).date()
+
+
+def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> None:
+    t = table[spec.time_column]
+    counts = table.aggregate(
+        cur=ibis.ifelse(t.between(spec.current.start, spec.current.end), 1, 0).sum(),
+        base=ibis.ifelse(t.between(spec.baseline.start, spec.baseline.end), 1, 0).sum(),
+    ).to_pandas().iloc[0]
+    span = f"the data covers {first} to {last}"
+    if not counts["cur"]:
+        raise DataError(
+            f"no rows in the window {spec.current.start} to {spec.current.end}; {span}: pick another --end"
+        )
+    if not counts["base"]:
+        raise DataError(
+            f"no rows in the {spec.baseline_kind} baseline {spec.baseline.start} to "
+            f"{spec.baseline.end}; {span}: pick another --baseline or --end"
+        )
+
+
+def metric_data(metric: str) -> str | None:
+    """A data path configured for the metric, if any."""
+    return _definition(metric).data
