@@ -17,9 +17,10 @@ from .hypotheses import Status
 
 
 class Update(BaseModel):
-    """Set the hypothesis of this kind (data_quality, seasonality, ...) to a status."""
+    """Set a hypothesis, named by id or by kind (data_quality, seasonality, ...), to a status."""
 
-    kind: str
+    kind: str = ""
+    hypothesis_id: str | None = None
     status: Status
     evidence: str
 

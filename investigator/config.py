@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     context_budget_tokens: int = Field(6000, ge=500, description="Upper bound on the context the planner sees.")
     execution_timeout_s: float = Field(60.0, gt=0, description="A kernel step is interrupted after this long.")
     max_consecutive_errors: int = Field(3, ge=1, description="Code errors in a row before a forced pivot.")
+    max_tokens_per_run: int | None = Field(None, ge=1, description="Conclude gracefully once planner calls used this many tokens.")
+    verify_tolerance: float = Field(0.25, gt=0, description="How far a claimed share may be from the recomputed one.")
     planner: Literal["offline", "llm"] = Field("offline", description="Who decides the next step.")
     sandbox: Literal["local", "docker", "inprocess"] = Field(
         "local", description="Where code runs: MCP server with a local or Docker kernel."

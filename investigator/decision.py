@@ -34,6 +34,7 @@ class RootCause(BaseModel):
     contribution: float | None = Field(None, description="share of the change explained")
     detail: str | None = None
     evidence: str = ""
+    verified: bool | None = Field(None, description="recomputed from the data before concluding")
 
 
 class Decision(BaseModel):
@@ -46,6 +47,8 @@ class Decision(BaseModel):
     conclusion: str | None = None
     confidence: Confidence | None = None
     root_causes: list[RootCause] = Field(default_factory=list)
+    blockers: list[str] = Field(default_factory=list, description="what needs a human (missing data, ill-posed)")
+    reranked: list[str] | None = Field(None, description="hypothesis ids, most promising first")
 
     @model_validator(mode="after")
     def _complete(self) -> Decision:

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sandbox.models import ExecResult
+
 from .compress import Compressed, compress
 from .config import Settings
 from .context import Context, build_context
@@ -23,7 +25,7 @@ from .errors import KernelError
 from .hypotheses import Status, seed_hypotheses, with_status
 from .protocols import Kernel, Planner
 from .report import Report, build_report, write_report
-from .rules import conclusion_refusal, forced_pivot, pivot_hypotheses, stall_reason
+from .rules import apply_updates, conclusion_refusal, forced_pivot, pivot_hypotheses, reorder, stall_reason
 from .source import Request, resolve
 from .state import Finding, RunState, new_run_id, run_dir, save, save_output
 from .verdict import conclusion_text, confidence, root_causes
@@ -37,6 +39,7 @@ cube = period_cube(table, spec)
 print(f"loaded {{len(daily)}} days of {{spec.metric}} and a cube of {{len(cube)}} segments")
 emit(movement(daily, spec))
 """
+VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
 
 Progress = Callable[[RunState, Decision | None], None]
 
@@ -65,7 +68,9 @@ class Investigation:
 
     def run(self, state: RunState) -> Report:
         folder = run_dir(self.settings.runs_dir, state.run_id)
+        started = time.monotonic()
         state = self.prepare_kernel(state)
+        state = state.model_copy(update={"elapsed_s": state.elapsed_s + time.monotonic() - started})
         save(state, folder)
         while not state.done:
             started = time.monotonic()
@@ -82,17 +87,29 @@ class Investigation:
         s = self.settings
         if state.iteration >= s.max_iterations:
             return self.finish(state, f"reached max_iterations ({s.max_iterations})")
-        context = self.context(state)
+        if s.max_tokens_per_run and sum(self.planner.usage.values()) >= s.max_tokens_per_run:
+            return self.finish(state, f"used the token budget ({s.max_tokens_per_run})")
         stall = stall_reason(state, s)
         if stall:
             decision = forced_pivot(state.hypotheses, stall)
             if decision is None:
                 return self.finish(state, f"stalled ({stall}) with no hypothesis left")
         else:
+            context = self.context(state)
+            state = state.model_copy(update={"tokens": self.tokens(state, context)})
             decision = self.planner.decide(context)
+        state = state.model_copy(
+            update={
+                "tokens": self.tokens(state),
+                "hypotheses": reorder(state.hypotheses, decision.reranked),
+                "blockers": list(dict.fromkeys([*state.blockers, *decision.blockers])),
+            }
+        )
 
         if decision.type == DecisionType.CONCLUDE:
             refusal = conclusion_refusal(state, s)
+            if refusal is None:
+                decision, refusal = self.verify(decision)
             if refusal is None:
                 return self.conclude(state, decision, "concluded"), decision
             return self.record(state, decision, Compressed(summary=refusal), notice=refusal), decision
@@ -111,20 +128,17 @@ class Investigation:
         if result.restarted:
             self.setup_kernel(state)
             notice = "The kernel died and was restarted; the data was reloaded (table, daily, cube, spec)."
-        compressed = compress(decision, result)
+        compressed = self.planner.compress(decision, result, compress(decision, result))
         output_file = save_output(folder, state.iteration + 1, result.text())
-        before = [h.status for h in hyps]
-        for u in compressed.updates:
-            target = next((h for h in hyps if h.kind == u.kind), None)
-            if target is not None:
-                hyps = with_status(hyps, target.id, u.status, u.evidence)
+        updated = apply_updates(hyps, compressed.updates)
         state = state.model_copy(
             update={
-                "hypotheses": hyps,
+                "hypotheses": updated,
                 "evidence": {**state.evidence, **compressed.evidence},
                 "consecutive_errors": state.consecutive_errors + 1 if compressed.error else 0,
-                "last_progress": state.iteration + 1 if [h.status for h in hyps] != before else state.last_progress,
+                "last_progress": state.iteration + 1 if updated != state.hypotheses else state.last_progress,
                 "last_result": result.text(),
+                "tokens": self.tokens(state),
             }
         )
         if compressed.error:
@@ -132,12 +146,30 @@ class Investigation:
         return self.record(state, decision, compressed, output_file=output_file, notice=notice), decision
 
     def context(self, state: RunState, must_conclude: bool = False) -> Context:
-        ctx = build_context(
+        return build_context(
             state, self.settings, self.kernel.list_files(), notice=state.notice, must_conclude=must_conclude
         )
-        self_tokens = max(state.tokens.get("context_max", 0), ctx.tokens)
-        state.tokens["context_max"] = self_tokens
-        return ctx
+
+    def tokens(self, state: RunState, context: Context | None = None) -> dict[str, int]:
+        """Planner token use per phase, plus the largest context seen (the budget's witness)."""
+        seen = max(state.tokens.get("context_max", 0), context.tokens if context else 0)
+        usage = {k: v for k, v in self.planner.usage.items() if v}
+        return {**usage, "total": sum(usage.values()), "context_max": seen}
+
+    def verify(self, decision: Decision) -> tuple[Decision, str | None]:
+        """Recompute every claimed cause in the kernel; mark each, and refuse if any fails."""
+        causes = [c.model_dump(mode="json") for c in decision.root_causes]
+        result = self.kernel.execute(
+            VERIFY.format(causes=causes, tolerance=self.settings.verify_tolerance),
+            timeout=max(self.settings.execution_timeout_s, 120),
+        )
+        checks = _verification(result)
+        if checks is None:
+            return decision, None  # the check itself failed: accept, causes stay unmarked
+        marked = [c.model_copy(update={"verified": chk["ok"]}) for c, chk in zip(decision.root_causes, checks, strict=True)]
+        decision = decision.model_copy(update={"root_causes": marked})
+        failed = [f"cause {chk['index'] + 1} ({chk['kind']}): {chk['reason']}" for chk in checks if not chk["ok"]]
+        return decision, ("Conclusion refused, verification failed: " + "; ".join(failed)) if failed else None
 
     # state transitions ------------------------------------------------------------------------
     def record(
@@ -179,12 +211,14 @@ class Investigation:
             causes = root_causes(state.evidence, state.spec)
             decision = Decision(
                 type=DecisionType.CONCLUDE,
-                rationale=f"Stopped: {reason}.",
+                rationale="",
                 conclusion=conclusion_text(causes, state.evidence, state.spec),
                 confidence="low" if not causes else confidence(causes, state.evidence),
                 root_causes=causes,
             )
-        decision = decision.model_copy(update={"rationale": f"Stopped: {reason}. {decision.rationale}"})
+        decision, _ = self.verify(decision)
+        decision = decision.model_copy(update={"rationale": f"Stopped: {reason}. {decision.rationale}".strip()})
+        state = state.model_copy(update={"tokens": self.tokens(state)})
         return self.conclude(state, decision, reason, partial=True), decision
 
     # kernel ----------------------------------------------------------------------------------
@@ -195,19 +229,27 @@ class Investigation:
         if state.iteration == 0 and not state.findings:
             compressed = compress(Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup"), result)
             finding = Finding(iteration=0, decision="SETUP", summary=compressed.summary)
-            state = state.model_copy(
+            return state.model_copy(
                 update={"findings": [finding], "evidence": {**state.evidence, **compressed.evidence}, "last_result": result.text()}
             )
-        else:
-            for d in state.decisions:
-                if d.runs_code:
-                    self.kernel.execute(d.code or "", timeout=self.settings.execution_timeout_s)
+        for d in state.decisions:
+            if d.runs_code:
+                self.kernel.execute(d.code or "", timeout=self.settings.execution_timeout_s)
         return state
 
-    def setup_kernel(self, state: RunState) -> Any:
+    def setup_kernel(self, state: RunState) -> ExecResult:
         code = SETUP.format(spec=state.spec.model_dump_json(), path=self.kernel.data_path(state.data_path))
         result = self.kernel.execute(code, timeout=max(self.settings.execution_timeout_s, 120))
         if not result.ok:
             detail = f"{result.error.name}: {result.error.value}" if result.error else "no output"
             raise KernelError(f"could not load the data in the kernel ({detail})")
         return result
+
+
+def _verification(result: ExecResult) -> list[dict[str, Any]] | None:
+    for item in result.data:
+        payload = item.get("result") if isinstance(item, dict) else None
+        if isinstance(payload, dict) and payload.get("kind") == "verification":
+            return list(payload["checks"])
+    return None
+

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from sandbox.models import ExecResult
 
+    from .compress import Compressed
     from .context import Context
     from .decision import Decision
 
@@ -33,5 +34,10 @@ class Planner(Protocol):
     """Decides the next step from the bounded context alone (no chat history)."""
 
     name: str
+    usage: dict[str, int]  # tokens spent so far, per phase (decide, compress, reflect, ...)
 
     def decide(self, context: Context) -> Decision: ...
+
+    def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
+        """Turn a step's output into a finding; `structured` is the library's own summary."""
+        ...

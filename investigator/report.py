@@ -64,6 +64,7 @@ class Report(BaseModel):
     findings: list[FindingRow]
     stats: Stats
     stop_reason: str | None = None
+    blockers: list[str] = Field(default_factory=list)
 
 
 def build_report(state: RunState) -> Report:
@@ -93,6 +94,7 @@ def build_report(state: RunState) -> Report:
             tokens=state.tokens,
         ),
         stop_reason=state.stop_reason,
+        blockers=state.blockers,
     )
 
 

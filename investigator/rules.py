@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
+from .compress import Update
 from .config import Settings
 from .decision import Decision, DecisionType
-from .hypotheses import Hypothesis, Status, current, next_pending
+from .hypotheses import Hypothesis, Status, current, next_pending, with_status
 from .state import RunState
 
 NEAR_IDENTICAL = 0.9
@@ -64,3 +65,20 @@ def conclusion_refusal(state: RunState, settings: Settings) -> str | None:
             f"{settings.min_iterations_before_conclude} are required before concluding."
         )
     return None
+
+
+def apply_updates(hypotheses: list[Hypothesis], updates: list[Update]) -> list[Hypothesis]:
+    """Apply status updates, each naming its hypothesis by id or by kind."""
+    for u in updates:
+        target = next((h for h in hypotheses if h.id == u.hypothesis_id or (u.kind and h.kind == u.kind)), None)
+        if target is not None:
+            hypotheses = with_status(hypotheses, target.id, u.status, u.evidence)
+    return hypotheses
+
+
+def reorder(hypotheses: list[Hypothesis], ranked: list[str] | None) -> list[Hypothesis]:
+    """Put the ranked ids first, in that order; unknown ids are ignored, the rest keep their order."""
+    if not ranked:
+        return hypotheses
+    pos = {hid: i for i, hid in enumerate(ranked)}
+    return sorted(hypotheses, key=lambda h: pos.get(h.id, len(pos)))

@@ -50,6 +50,7 @@ class RunState(BaseModel):
     consecutive_errors: int = 0
     last_progress: int = 0  # iteration of the last hypothesis status change
     last_result: str = ""
+    blockers: list[str] = Field(default_factory=list)
     notice: str | None = None  # something the planner must be told next iteration
     conclusion: Decision | None = None
     stop_reason: str | None = None

@@ -20,6 +20,7 @@ from .segments import (
     localize_cube,
 )
 from .spec import AnalysisSpec, Window
+from .verify import Verification, verify_causes
 
 __all__ = [
     "MIME",
@@ -32,6 +33,7 @@ __all__ = [
     "RatioDecomposition",
     "SegmentExplanation",
     "Seasonality",
+    "Verification",
     "Window",
     "broad_based",
     "contributions",
@@ -49,4 +51,5 @@ __all__ = [
     "quality_checks",
     "seasonality",
     "top_contributions",
+    "verify_causes",
 ]

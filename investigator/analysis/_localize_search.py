@@ -145,8 +145,8 @@ def search(
         if step is None:
             break
         gain, root, cub_idx, group, per_cuboid = step
-        best = cuboids[cub_idx].gid == group
-        noise = _overdispersion(cuboids, per_cuboid, active, best)
+        noise = _overdispersion(cuboids, per_cuboid, cuboids[cub_idx].gid == group)
+        # Stop on noise, on a move better explained everywhere at once, or on crumbs.
         if (
             gain < threshold * noise
             or root >= gain
@@ -172,13 +172,12 @@ def search(
 def _overdispersion(
     cuboids: Sequence[_Cuboid],
     per_cuboid: Sequence[np.ndarray],
-    active: np.ndarray,
     best: np.ndarray,
 ) -> float:
     """How much larger typical candidate gains are than chi-square(1) noise (at least 1).
 
     Real data often has noise shared by neighbouring leaves (a whole CDN wobbles), which
-    leaf-level residuals cannot see. Candidates with active leaves that do not touch the best
+    leaf-level residuals cannot see. Candidates with evidence that do not touch the best
     element are mostly null, so their median gain reveals it.
     """
     null = [

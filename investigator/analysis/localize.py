@@ -19,8 +19,6 @@ from investigator.analysis._localize_search import Found, SearchOptions, search
 
 __all__ = ["Element", "localize", "localize_ratio"]
 
-RATE_PRIOR_WEIGHT = 0.0
-
 
 class Element(pydantic.BaseModel):
     """A segment that explains part of the change, with its numbers."""
@@ -165,14 +163,11 @@ def _expected_numerator(
 ) -> np.ndarray:
     """Numerator each leaf would have had at its expected rate, given its actual denominator.
 
-    Rates of thin leaves are shrunk toward the overall rate (one unit of denominator of prior
-    weight, as for counts); a leaf with no expected denominator has no known rate and is left
-    neutral (expected = actual).
+    A leaf with no expected denominator has no known rate, so it is left neutral (expected =
+    actual): its arrival is a mix effect, not a rate change.
     """
-    overall = _safe_div(float(num_expected.sum()), float(den_expected.sum()))
-    prior = RATE_PRIOR_WEIGHT
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = (num_expected + prior * overall) / (den_expected + prior)
+        rate = num_expected / den_expected
     return np.where(den_expected > 0, den_actual * rate, num_actual)
 
 

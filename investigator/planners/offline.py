@@ -7,7 +7,9 @@ segments it finds, pivots when a hypothesis is ruled out, and concludes from the
 
 from __future__ import annotations
 
-from ..compress import drill_key, seg
+from sandbox.models import ExecResult
+
+from ..compress import Compressed, drill_key, seg
 from ..context import Context
 from ..decision import Decision, DecisionType
 from ..hypotheses import Hypothesis, Status
@@ -39,6 +41,12 @@ MAX_DRILLS = 3
 
 class OfflinePlanner:
     name = "offline"
+
+    def __init__(self) -> None:
+        self.usage: dict[str, int] = {}
+
+    def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
+        return structured
 
     def decide(self, context: Context) -> Decision:
         if context.must_conclude:

@@ -26,7 +26,7 @@ from typing import Any
 
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from .jupyter import JupyterKernel
+from .jupyter import INLINE, JupyterKernel
 
 __all__ = ["DEFAULT_IMAGE", "DockerKernel", "docker_client", "sweep_orphans"]
 
@@ -167,7 +167,7 @@ class DockerKernel(JupyterKernel):
             name=f"investigator-sandbox-{secrets.token_hex(4)}",
             labels={LABEL: "1", f"{LABEL}.owner": _owner()},
             user=f"{self._uid}:{self._gid}",
-            environment={"HOME": "/home/sandbox", "MPLBACKEND": "Agg"},  # nothing from the host
+            environment={"HOME": "/home/sandbox", "MPLBACKEND": INLINE},  # nothing from the host
             network_mode="bridge" if self.network else "none",
             mem_limit=self.memory,
             memswap_limit=self.memory,

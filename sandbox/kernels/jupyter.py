@@ -19,6 +19,7 @@ from typing import Any, Self
 from ..models import ExecError, ExecResult
 
 MIME = "application/vnd.investigator+json"
+INLINE = "module://matplotlib_inline.backend_inline"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 POLL_S = 0.2
 ALIVE_EVERY_S = 1.0  # how often a quiet kernel is checked for death

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-from .jupyter import MIME, JupyterKernel
+from .jupyter import INLINE, MIME, JupyterKernel
 
 __all__ = ["MIME", "LocalKernel", "clean_env"]
 
@@ -27,7 +27,7 @@ def clean_env(extra_path: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not _SECRET.search(k) and not k.startswith("OPENAI")}
     if extra_path:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, env.get("PYTHONPATH")) if p)
-    env["MPLBACKEND"] = "Agg"
+    env["MPLBACKEND"] = INLINE  # figures come back as PNG displays
     return env
 
 

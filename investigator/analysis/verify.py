@@ -1,0 +1,126 @@
+"""Recompute claimed root causes before a conclusion is accepted.
+
+A claim passes when its segment exists, and its contribution has the claimed sign and a size
+within `tolerance` of what the data says. Kinds that are not about a segment are checked by
+re-running the analysis that would support them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel
+
+from .movement import movement
+from .quality import quality_checks
+from .queries import BASE, CUR
+from .ratio import mix_rate
+from .seasonality import seasonality
+from .segments import _mask, broad_based
+from .spec import AnalysisSpec
+
+
+class CauseCheck(BaseModel):
+    index: int
+    kind: str
+    segment: dict[str, str]
+    ok: bool
+    measured: float | None = None
+    reason: str
+
+
+class Verification(BaseModel):
+    kind: str = "verification"
+    ok: bool
+    checks: list[CauseCheck]
+
+
+def _ratio(n: float, d: float) -> float:
+    return n / d if d else float("nan")
+
+
+def segment_share(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> float | None:
+    """The segment's share of the change: its own change for sums; for ratios, how much of the
+    ratio's change goes away if the segment's rate had stayed at its baseline value."""
+    m = _mask(cube, segment)
+    n, d = spec.numerator, spec.denominator
+    if d is None:
+        total = cube[CUR + n].sum() - cube[BASE + n].sum()
+        return float((cube.loc[m, CUR + n].sum() - cube.loc[m, BASE + n].sum()) / total) if total else None
+    n1, d1, n0, d0 = (cube[c].sum() for c in (CUR + n, CUR + d, BASE + n, BASE + d))
+    sn1, sd1, sn0, sd0 = (cube.loc[m, c].sum() for c in (CUR + n, CUR + d, BASE + n, BASE + d))
+    change = _ratio(n1, d1) - _ratio(n0, d0)
+    counterfactual = _ratio(n1 - sn1 + sd1 * _ratio(sn0, sd0), d1) if sd0 else _ratio(n1 - sn1, d1 - sd1)
+    return float((_ratio(n1, d1) - counterfactual) / change) if change else None
+
+
+def _exists(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> str | None:
+    for k, v in segment.items():
+        if k not in spec.dimensions:
+            return f"{k!r} is not a dimension ({', '.join(spec.dimensions)})"
+        if not (cube[k].astype(str) == str(v)).any():
+            return f"{k}={v} does not occur in either window"
+    return None if _mask(cube, segment).any() else "no rows match the whole segment"
+
+
+def _size(claimed: float | None, measured: float | None, tolerance: float) -> str | None:
+    if claimed is None or measured is None:
+        return None
+    if claimed * measured < 0:
+        return f"claimed share {claimed:+.0%} but the data says {measured:+.0%} (opposite sign)"
+    if abs(claimed - measured) > tolerance:
+        return f"claimed share {claimed:.0%} but the data says {measured:.0%}"
+    return None
+
+
+def verify_causes(
+    table: Any,
+    daily: pd.DataFrame,
+    cube: pd.DataFrame,
+    spec: AnalysisSpec,
+    causes: list[dict[str, Any]],
+    tolerance: float = 0.25,
+) -> Verification:
+    checks = []
+    cache: dict[str, Any] = {}
+    for i, c in enumerate(causes):
+        kind, segment, claimed = c.get("kind", ""), dict(c.get("segment") or {}), c.get("contribution")
+        measured: float | None = None
+        problem = _exists(cube, spec, segment) if segment and kind != "data_quality" else None
+        if problem is None and kind in ("segment_change", "rate_change"):
+            if not segment:
+                problem = f"{kind} needs a segment"
+            else:
+                measured = segment_share(cube, spec, segment)
+                problem = _size(claimed, measured, tolerance)
+        elif problem is None and kind == "mix_shift":
+            if spec.denominator is None or len(segment) != 1:
+                problem = "mix_shift needs a ratio metric and a one-dimension segment"
+            else:
+                dim = next(iter(segment))
+                table_ = mix_rate(cube, spec, dim)
+                r0 = _ratio(cube[BASE + spec.numerator].sum(), cube[BASE + spec.denominator].sum())
+                r1 = _ratio(cube[CUR + spec.numerator].sum(), cube[CUR + spec.denominator].sum())
+                measured = float(table_["mix"].sum() / (r1 - r0)) if r1 != r0 else None
+                problem = _size(claimed, measured, tolerance)
+        elif kind == "data_quality":
+            q = cache.setdefault("quality", quality_checks(table, spec, daily))
+            match = [
+                x for x in q.issues if x.detail == c.get("detail") and x.segment == segment
+            ]
+            problem = None if match else f"no {c.get('detail')} issue for {segment or 'the whole metric'}"
+            measured = match[0].share if match else None
+        elif kind == "seasonality":
+            s = seasonality(daily, spec)
+            problem = None if s.seasonal else "the comparable earlier period did not move alike"
+        elif kind == "broad_based":
+            problem = None if broad_based(cube, spec).broad else "segments did not move alike"
+        elif kind == "no_change":
+            problem = "the movement is outside normal variation" if movement(daily, spec).significant else None
+        elif problem is None:
+            problem = f"unknown cause kind {kind!r}"
+        checks.append(
+            CauseCheck(index=i, kind=kind, segment=segment, ok=problem is None, measured=measured, reason=problem or "verified")
+        )
+    return Verification(ok=all(c.ok for c in checks), checks=checks)

@@ -1,0 +1,90 @@
+"""Sandbox test fixtures: real kernels, real MCP client sessions, a real Docker daemon when one runs.
+
+Docker tests skip (saying why) only when no daemon answers or the image is not built; run
+`.ci/docker-setup.sh` to get both.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import StdioServerParameters
+
+from sandbox.client import McpKernel
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "docker: needs a Docker daemon and the sandbox image")
+
+
+def _docker_problem() -> str | None:
+    try:
+        from sandbox.kernels.docker import DEFAULT_IMAGE, docker_client
+
+        client = docker_client()
+    except Exception as exc:  # noqa: BLE001
+        return f"no Docker daemon could be reached ({type(exc).__name__}); run .ci/docker-setup.sh"
+    try:
+        client.images.get(DEFAULT_IMAGE)
+    except Exception:  # noqa: BLE001
+        return f"Docker runs but image {DEFAULT_IMAGE} is not built; run .ci/docker-setup.sh"
+    return None
+
+
+DOCKER_PROBLEM = _docker_problem()
+needs_docker = pytest.mark.skipif(DOCKER_PROBLEM is not None, reason=DOCKER_PROBLEM or "")
+BACKENDS = [
+    pytest.param("local", id="local"),
+    pytest.param("docker", id="docker", marks=[pytest.mark.docker, needs_docker]),
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def server_params(backend: str, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
+    """`python -m sandbox` as a stdio child, as an MCP client would start it."""
+    env = {"PYTHONPATH": str(ROOT), **(extra_env or {})}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "sandbox", "--backend", backend], env=env
+    )
+
+
+@pytest.fixture
+def kernel(backend: str, tmp_path: Path) -> Iterator[McpKernel]:
+    """A started `McpKernel` on a fresh workspace, closed afterwards."""
+    k = McpKernel(backend=backend, workdir=tmp_path / "ws", memory="1g")  # type: ignore[arg-type]
+    k.start()
+    try:
+        yield k
+    finally:
+        k.shutdown()
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """The `ToolResult` a sandbox tool answered with."""
+    assert result.structured_content is not None, result
+    return dict(result.structured_content)
+
+
+def secret_env() -> dict[str, str]:
+    return {"OPENAI_API_KEY": "sk-test-never-inside", "WAREHOUSE_PASSWORD": "hunter2-never-inside"}
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}

@@ -1,0 +1,124 @@
+"""Every MCP tool, over a real MCP client session to a `python -m sandbox` child, on each backend."""
+
+from __future__ import annotations
+
+import base64
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from .conftest import server_params, structured
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
+    async with Client(server_params(backend)) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert names >= {"create_session", "execute", "install_package", "upload_file",
+                         "list_files", "download_file", "restart", "cleanup"}
+
+        made = structured(await c.call_tool("create_session", {"memory": "1g"}))
+        assert made["success"], made
+        sid = made["data"]["session_id"]
+
+        up = await c.call_tool("upload_file", {"session_id": sid, "name": "in/sales.csv",
+                                               "text": "day,revenue\n1,10\n2,32\n"})
+        assert not up.is_error, up
+        inside = structured(up)["data"]["path_in_kernel"]
+
+        code = (
+            f"import pandas as pd, matplotlib.pyplot as plt\n"
+            f"sales = pd.read_csv({inside!r})\n"
+            "sales.plot(x='day', y='revenue'); plt.show()\n"
+            "sales.to_csv('out.csv', index=False)\n"
+            "int(sales.revenue.sum())"
+        )
+        ran = await c.call_tool("execute", {"session_id": sid, "code": code})
+        out = structured(ran)
+        assert out["success"], out
+        assert out["data"]["result"] == "42"
+        figure = next(d for d in out["data"]["displays"] if d.startswith("[image saved as"))
+        png_name = figure.removeprefix("[image saved as ").removesuffix("]")
+        assert "out.csv" in out["data"]["files"] and png_name in out["data"]["files"]
+        assert "iVBOR" not in ran.content[0].text, "an image was inlined into the tool result"
+
+        listed = structured(await c.call_tool("list_files", {"session_id": sid}))["data"]["files"]
+        assert {"in/sales.csv", "out.csv", png_name} <= set(listed)
+        assert not any(name.startswith(".") for name in listed)
+
+        text = structured(await c.call_tool("download_file", {"session_id": sid, "name": "out.csv"}))
+        assert text["data"]["text"] == "day,revenue\n1,10\n2,32\n"
+        png = structured(await c.call_tool("download_file", {"session_id": sid, "name": png_name}))
+        assert base64.b64decode(png["data"]["content_base64"]).startswith(b"\x89PNG")
+
+        again = structured(await c.call_tool("restart", {"session_id": sid}))
+        assert again["success"] and again["data"]["restored"] == ["sales"]
+        after = structured(await c.call_tool("execute", {"session_id": sid, "code": "len(sales)"}))
+        assert after["data"]["result"] == "2"
+
+        refused = await c.call_tool("install_package", {"session_id": sid, "package": "six"})
+        assert refused.is_error and "no network" in structured(refused)["summary"]
+
+        closed = structured(await c.call_tool("cleanup", {"session_id": sid}))
+        assert closed["success"]
+        gone = await c.call_tool("execute", {"session_id": sid, "code": "1"})
+        assert gone.is_error and "no session" in structured(gone)["summary"]
+
+
+async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: str) -> None:
+    async with Client(server_params(backend)) as c:
+        bad = await c.call_tool("execute", {"session_id": "nope", "code": "1"})
+        assert bad.is_error and structured(bad)["success"] is False
+
+        sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["data"]["session_id"]
+        escape = await c.call_tool("upload_file", {"session_id": sid, "name": "../../etc/x",
+                                                   "text": "x"})
+        assert escape.is_error and "inside the workspace" in structured(escape)["summary"]
+        missing = await c.call_tool("download_file", {"session_id": sid, "name": "absent.txt"})
+        assert missing.is_error
+        nodata = await c.call_tool("create_session", {"data_paths": ["/no/such/file.parquet"]})
+        assert nodata.is_error and "does not exist" in structured(nodata)["summary"]
+
+        user_error = structured(await c.call_tool("execute", {"session_id": sid, "code": "1/0"}))
+        assert user_error["success"] is False  # the code failed; the tool did its job
+        assert user_error["data"]["error"]["name"] == "ZeroDivisionError"
+        ok = structured(await c.call_tool("execute", {"session_id": sid, "code": "6*7"}))
+        assert ok["data"]["result"] == "42"
+        await c.call_tool("cleanup", {"session_id": sid})
+
+
+def _wheel(name: str = "tinypkg") -> bytes:
+    """A minimal pure-Python wheel, so installing needs no package index."""
+    buf = io.BytesIO()
+    dist = f"{name}-0.1.dist-info"
+    files = {
+        f"{name}/__init__.py": "ANSWER = 42\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{p},,\n" for p in files) + f"{dist}/RECORD,,\n"
+    with zipfile.ZipFile(buf, "w") as z:
+        for path, text in {**files, f"{dist}/RECORD": record}.items():
+            z.writestr(path, text)
+    return buf.getvalue()
+
+
+async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
+    async with Client(server_params(backend)) as c:
+        sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["data"]["session_id"]
+        await c.call_tool("upload_file", {
+            "session_id": sid, "name": "tinypkg-0.1-py3-none-any.whl",
+            "content_base64": base64.b64encode(_wheel()).decode(),
+        })
+        done = await c.call_tool("install_package", {
+            "session_id": sid, "package": "./tinypkg-0.1-py3-none-any.whl", "index": False,
+        })
+        assert not done.is_error, structured(done)
+        used = structured(await c.call_tool("execute", {
+            "session_id": sid, "code": "import tinypkg; tinypkg.ANSWER"}))
+        assert used["data"]["result"] == "42"
+        await c.call_tool("cleanup", {"session_id": sid})
