@@ -5,6 +5,7 @@ Imports nothing from the agent, so a kernel can preload it: `from investigator.a
 
 from .contributions import contributions, top_contributions
 from .emit import MIME, emit
+from .localize import Element, localize, localize_ratio
 from .movement import Movement, movement
 from .quality import QualityIssue, QualityReport, quality_checks
 from .queries import daily_by_dimension, daily_totals, open_table, period_cube
@@ -27,6 +28,7 @@ __all__ = [
     "AnalysisSpec",
     "BroadBased",
     "DrillDown",
+    "Element",
     "Movement",
     "QualityIssue",
     "QualityReport",
@@ -43,6 +45,8 @@ __all__ = [
     "drill_down",
     "emit",
     "explain_segments",
+    "localize",
+    "localize_ratio",
     "localize_cube",
     "mix_rate",
     "movement",

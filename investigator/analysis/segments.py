@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from .localize import localize, localize_ratio
 from .queries import BASE, CUR
 from .spec import AnalysisSpec
 
@@ -82,8 +83,6 @@ class SegmentExplanation(BaseModel):
 
 def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3) -> list[Segment]:
     """Run root-cause localization on a period cube (current vs baseline per leaf)."""
-    from .localize import localize, localize_ratio  # noqa: PLC0415 - heavy, only when asked
-
     n, d = spec.numerator, spec.denominator
     if d:
         found: list[Any] = localize_ratio(
