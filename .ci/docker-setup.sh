@@ -74,7 +74,7 @@ fi
 
 # 4. the project's image (layer cache makes a rebuild with unchanged dependencies fast)
 say "building $IMAGE"
-if ! $DOCKER build -q --network host --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE" "$ROOT" \
+if ! $DOCKER build -q --force-rm --network host --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE" "$ROOT" \
     >"$CACHE/build.log" 2>&1; then
     tail -n 30 "$CACHE/build.log"
     give_up "docker build failed (see $CACHE/build.log)"

@@ -19,7 +19,7 @@ from .source import Request
 from .state import RunState
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _progress(quiet: bool, max_iterations: int):  # type: ignore[no-untyped-def]

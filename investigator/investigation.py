@@ -85,7 +85,7 @@ class Investigation:
     # one iteration ---------------------------------------------------------------------------
     def step(self, state: RunState, folder: Path) -> tuple[RunState, Decision]:
         s = self.settings
-        if state.iteration >= s.max_iterations:
+        if state.iteration + 1 >= s.max_iterations:  # the last iteration is kept for the conclusion
             return self.finish(state, f"reached max_iterations ({s.max_iterations})")
         if s.max_tokens_per_run and sum(self.planner.usage.values()) >= s.max_tokens_per_run:
             return self.finish(state, f"used the token budget ({s.max_tokens_per_run})")

@@ -145,8 +145,8 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
     from rich.panel import Panel  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
-    if quiet:
-        console.print(report.conclusion, markup=False, highlight=False)
+    if quiet:  # one unwrapped line, for scripts and pipes
+        print(report.conclusion)
         return
     console.print(Panel(report.conclusion, title=f"{report.metric}: why did it move?", subtitle=f"confidence {report.confidence}"))
     causes = Table(title="Root causes", show_lines=False)

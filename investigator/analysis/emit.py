@@ -14,6 +14,9 @@ from pydantic import BaseModel
 
 MIME = "application/vnd.investigator+json"
 
+# An in-process executor (tests, benchmarks) collects payloads here instead of display messages.
+sink: list[dict[str, Any]] | None = None
+
 
 def to_payload(result: Any) -> Any:
     if isinstance(result, BaseModel):
@@ -30,6 +33,9 @@ def emit(result: Any, label: str | None = None) -> None:
         print(result.to_string(max_rows=40))
     else:
         print(json.dumps(payload, indent=1, default=str))
+    if sink is not None:
+        sink.append({"label": label, "result": payload})
+        return
     try:
         from IPython.display import display  # noqa: PLC0415 - only inside a kernel
 

@@ -1,0 +1,36 @@
+"""Errors of the LLM boundary, placed in the project's tree (`investigator.errors`):
+
+    UserError (exit 2)
+    └── LLMAuthError         the endpoint refused the key, or the account has no quota/billing
+    PlannerError (exit 1)
+    ├── LLMUnavailable       the endpoint kept failing (connection, timeouts, 5xx, 429) past the backoff
+    ├── LLMRequestRejected   the endpoint refused the request itself (unknown model, bad parameter)
+    ├── PromptTooLarge       a prompt broke the context budget; refused before sending
+    └── InvalidOutput        the answer failed validation after every re-ask (the planner falls back)
+"""
+
+from __future__ import annotations
+
+from ..errors import PlannerError, UserError
+
+__all__ = ["InvalidOutput", "LLMAuthError", "LLMRequestRejected", "LLMUnavailable", "PromptTooLarge"]
+
+
+class LLMAuthError(UserError):
+    """Fix the key or the account; retrying cannot help."""
+
+
+class LLMUnavailable(PlannerError):
+    """Transient failures outlasted the backoff; the run is saved and can be resumed."""
+
+
+class LLMRequestRejected(PlannerError):
+    """The endpoint answered 4xx to the request itself: a configuration problem."""
+
+
+class PromptTooLarge(PlannerError):
+    """The rendered prompt would exceed the context budget; nothing was sent."""
+
+
+class InvalidOutput(PlannerError):
+    """The model's answer did not validate after the allowed re-asks."""

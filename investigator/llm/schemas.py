@@ -1,0 +1,141 @@
+"""What the model must answer, as pydantic models that `instructor` validates.
+
+They mirror `Decision`, `Compressed` and the reflection, minus what only the loop may set (whether a
+cause is verified, re-ranking outside reflection). Each call builds its model with the run's
+hypothesis ids baked into a validator, so an unknown id, code that does not compile or a missing
+field comes back to the model as a validation error it can fix.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from ..compress import Compressed, Update
+from ..decision import CauseKind, Confidence, Decision, DecisionType, RootCause
+from ..hypotheses import Status
+
+
+class ClaimedCause(BaseModel):
+    """One root cause the model claims; the loop recomputes it from the data before accepting."""
+
+    kind: CauseKind
+    segment: dict[str, str] = Field(
+        default_factory=dict, description="dimension -> value, exactly as in the data; {} = whole metric"
+    )
+    contribution: float | None = Field(None, description="share of the change explained, e.g. 0.78")
+    detail: str | None = Field(
+        None, description="data_quality only: missing_data, duplicates or incomplete_recent_data"
+    )
+    evidence: str = Field("", description="the numbers that support it")
+
+
+class NextStep(BaseModel):
+    """The next step of the investigation."""
+
+    type: DecisionType = Field(description="ANALYZE, DRILL_DOWN, PIVOT or CONCLUDE")
+    rationale: str = Field(description="why this step, in one or two sentences")
+    hypothesis_id: str | None = Field(None, description="the hypothesis this step tests (e.g. H2)")
+    code: str | None = Field(None, description="Python for the kernel; required for ANALYZE and DRILL_DOWN")
+    conclusion: str | None = Field(None, description="CONCLUDE only: the answer in two or three sentences")
+    confidence: Confidence | None = Field(None, description="CONCLUDE only")
+    root_causes: list[ClaimedCause] = Field(default_factory=list, description="CONCLUDE only")
+
+    _ids: frozenset[str] = frozenset()
+    _must_conclude: bool = False
+
+    @field_validator("code")
+    @classmethod
+    def _compiles(cls, code: str | None) -> str | None:
+        if code and code.strip():
+            try:
+                compile(code, "<step>", "exec")
+            except SyntaxError as e:
+                raise ValueError(f"code does not compile: {e.msg} (line {e.lineno})") from None
+        return code
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NextStep:
+        if self._must_conclude and self.type != DecisionType.CONCLUDE:
+            raise ValueError("the context says you must CONCLUDE now; answer with type CONCLUDE")
+        if self.hypothesis_id is not None and self._ids and self.hypothesis_id not in self._ids:
+            raise ValueError(f"hypothesis_id {self.hypothesis_id!r} is not one of {', '.join(sorted(self._ids))}")
+        if self.type == DecisionType.PIVOT and not self.hypothesis_id:
+            raise ValueError("PIVOT needs the hypothesis_id to move to")
+        try:
+            self.to_decision()
+        except ValidationError as e:
+            raise ValueError("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from None
+        return self
+
+    def to_decision(self) -> Decision:
+        runs_code = self.type in (DecisionType.ANALYZE, DecisionType.DRILL_DOWN)
+        return Decision(
+            type=self.type,
+            rationale=self.rationale,
+            hypothesis_id=self.hypothesis_id,
+            code=self.code if runs_code else None,
+            conclusion=self.conclusion if self.type == DecisionType.CONCLUDE else None,
+            confidence=self.confidence,
+            root_causes=[RootCause(**c.model_dump()) for c in self.root_causes],
+        )
+
+
+class HypothesisUpdate(BaseModel):
+    hypothesis_id: str
+    status: Literal["INVESTIGATING", "CONFIRMED", "RULED_OUT"]
+    evidence: str = Field(description="the numbers that settle it, one sentence")
+
+
+class StepFinding(BaseModel):
+    """What the step's output showed."""
+
+    summary: str = Field(max_length=900, description="two or three sentences with the key numbers")
+    updates: list[HypothesisUpdate] = Field(default_factory=list, description="status changes the output supports")
+
+    _ids: frozenset[str] = frozenset()
+
+    @model_validator(mode="after")
+    def _known(self) -> StepFinding:
+        unknown = [u.hypothesis_id for u in self.updates if self._ids and u.hypothesis_id not in self._ids]
+        if unknown:
+            raise ValueError(f"unknown hypothesis ids {unknown}; use one of {', '.join(sorted(self._ids))}")
+        return self
+
+    def to_compressed(self, structured: Compressed) -> Compressed:
+        """The model's summary; the library's updates first, the model's after them (so it can
+        overrule them); the library's structured evidence kept as the record."""
+        ours = [Update(hypothesis_id=u.hypothesis_id, status=Status(u.status), evidence=u.evidence) for u in self.updates]
+        return structured.model_copy(update={"summary": self.summary, "updates": [*structured.updates, *ours]})
+
+
+class Reflection(BaseModel):
+    """A short self-assessment of the run so far."""
+
+    assessment: str = Field(max_length=600, description="where the investigation stands, two sentences")
+    reranked: list[str] = Field(description="open hypothesis ids, most promising first")
+    blockers: list[str] = Field(
+        default_factory=list,
+        max_length=5,
+        description="only what needs a human: missing data, an ill-posed question; else empty",
+    )
+
+    _ids: frozenset[str] = frozenset()
+
+    @model_validator(mode="after")
+    def _known(self) -> Reflection:
+        unknown = [h for h in self.reranked if self._ids and h not in self._ids]
+        if unknown:
+            raise ValueError(f"unknown hypothesis ids {unknown}; use one of {', '.join(sorted(self._ids))}")
+        return self
+
+
+def bound(model: type[BaseModel], ids: list[str], must_conclude: bool = False) -> type[BaseModel]:
+    """A subclass of `model` that checks ids against this run's hypotheses.
+
+    Validation state lives in the class, not in instructor's `context=` (which would also run the
+    prompt through Jinja templating, and our prompts contain code).
+    """
+    attrs = {"_ids": frozenset(ids), "_must_conclude": must_conclude, "__doc__": model.__doc__}
+    return type(model.__name__, (model,), attrs)

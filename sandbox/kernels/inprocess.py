@@ -1,0 +1,60 @@
+"""Run code in this Python process: no isolation and no timeouts.
+
+For fast tests of the loop's rules and as the 'direct' baseline in benchmarks; never the default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..models import ExecError, ExecResult
+
+
+class InProcessKernel:
+    def __init__(self, workdir: Path | None = None) -> None:
+        self.workdir = Path(workdir) if workdir else None
+        self.namespace: dict[str, Any] = {}
+
+    def start(self) -> None:
+        self.namespace = {"__name__": "__investigation__"}
+
+    def execute(self, code: str, timeout: float = 60.0) -> ExecResult:
+        emit_module = importlib.import_module("investigator.analysis.emit")
+
+        out, err = io.StringIO(), io.StringIO()
+        sink: list[dict[str, Any]] = []
+        emit_module.sink = sink
+        started = time.monotonic()
+        error = None
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                exec(compile(code, "<cell>", "exec"), self.namespace)  # noqa: S102 - that is the point
+        except Exception as e:  # noqa: BLE001 - user code failing is data
+            error = ExecError(name=type(e).__name__, value=str(e), traceback=traceback.format_exc().splitlines())
+        finally:
+            emit_module.sink = None
+        return ExecResult(
+            ok=error is None,
+            stdout=out.getvalue(),
+            stderr=err.getvalue(),
+            error=error,
+            data=sink,
+            elapsed_s=time.monotonic() - started,
+        )
+
+    def list_files(self) -> list[str]:
+        if self.workdir is None or not self.workdir.exists():
+            return []
+        return sorted(str(p.relative_to(self.workdir)) for p in self.workdir.rglob("*") if p.is_file())
+
+    def data_path(self, host_path: str) -> str:
+        return str(Path(host_path).resolve())
+
+    def shutdown(self) -> None:
+        self.namespace = {}

@@ -1,0 +1,58 @@
+"""Shared fixtures. Real network calls are blocked: only loopback and local sockets are allowed."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+
+import pytest
+
+from investigator.config import load_settings
+from investigator.synth import generate
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: object) -> object:
+    if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+        host = str(address[0])
+        try:
+            local = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            local = host == "localhost"
+        if not local:
+            raise ConnectionRefusedError(f"tests may not reach the network ({host})")
+    return _real_connect(self, address)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture
+def shared() -> Path:
+    if not SHARED.exists():
+        pytest.skip(f"../shared not present beside the project ({SHARED}): shared scenarios are only in the dev tree")
+    return SHARED
+
+
+@pytest.fixture
+def settings(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return load_settings(runs_dir=tmp_path / "runs")
+
+
+def write_synth(folder: Path, cause: str, **kw: object) -> tuple[Path, dict]:
+    frame, truth = generate(cause, **kw)  # type: ignore[arg-type]
+    path = folder / f"{cause}.parquet"
+    frame.to_parquet(path, index=False)
+    return path, truth
+
+
+@pytest.fixture
+def segment_drop(tmp_path: Path) -> tuple[Path, dict]:
+    return write_synth(tmp_path, "segment_change", seed=3, segment={"channel": "social"}, factor=0.5)

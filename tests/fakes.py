@@ -1,0 +1,43 @@
+"""Fakes for the seams: a planner that plays a script and records what it was shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from investigator.compress import Compressed
+from investigator.context import Context
+from investigator.decision import Decision, DecisionType, RootCause
+from sandbox.models import ExecResult
+
+Step = Decision | Callable[[Context], Decision]
+
+
+def analyze(code: str, hypothesis_id: str | None = "H1", why: str = "scripted step") -> Decision:
+    return Decision(type=DecisionType.ANALYZE, rationale=why, hypothesis_id=hypothesis_id, code=code)
+
+
+def conclude(causes: list[RootCause] | None = None, text: str = "scripted conclusion") -> Decision:
+    return Decision(
+        type=DecisionType.CONCLUDE, rationale="scripted", conclusion=text, confidence="medium",
+        root_causes=causes or [],
+    )  # fmt: skip
+
+
+class ScriptedPlanner:
+    """Plays `steps` in order, then repeats `then` (default: conclude) forever."""
+
+    name = "scripted"
+
+    def __init__(self, steps: list[Step], then: Step | None = None) -> None:
+        self.steps = list(steps)
+        self.then = then or conclude()
+        self.contexts: list[Context] = []
+        self.usage: dict[str, int] = {}
+
+    def decide(self, context: Context) -> Decision:
+        self.contexts.append(context)
+        step = self.steps.pop(0) if self.steps and not context.must_conclude else self.then
+        return step if isinstance(step, Decision) else step(context)
+
+    def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
+        return structured
