@@ -46,7 +46,12 @@ def run_scenario(folder: Path, planner: str = "offline", extra: list[str] | None
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         elapsed = time.monotonic() - started
         if proc.returncode != 0:
-            return {"scenario": folder.name, "found": False, "error": proc.stderr[-2000:], "elapsed_s": elapsed}
+            return {
+                "scenario": folder.name,
+                "found": False,
+                "error": proc.stderr[-2000:],
+                "elapsed_s": elapsed,
+            }
         report = json.loads(out.read_text())
     causes = report["root_causes"]
     found = all(cause_found(t, causes) for t in truth["causes"])
@@ -54,7 +59,9 @@ def run_scenario(folder: Path, planner: str = "offline", extra: list[str] | None
         "scenario": folder.name,
         "found": found,
         "truth": truth["causes"],
-        "reported": [{k: c.get(k) for k in ("kind", "segment", "detail", "contribution")} for c in causes[:3]],
+        "reported": [
+            {k: c.get(k) for k in ("kind", "segment", "detail", "contribution")} for c in causes[:3]
+        ],
         "iterations": report["stats"]["iterations"],
         "elapsed_s": round(elapsed, 2),
     }
@@ -75,7 +82,10 @@ def main() -> int:
         results = list(pool.map(lambda f: run_scenario(f, args.planner), folders))
     for r in results:
         mark = "found" if r["found"] else "MISSED"
-        print(f"{r['scenario']:20s} {mark:7s} {r.get('iterations', '-'):>3} it {r['elapsed_s']:6.1f}s  {r.get('reported', r.get('error', ''))}")
+        print(
+            f"{r['scenario']:20s} {mark:7s} {r.get('iterations', '-'):>3} it {r['elapsed_s']:6.1f}s  "
+            f"{r.get('reported', r.get('error', ''))}"
+        )
     n = sum(r["found"] for r in results)
     print(f"{n}/{len(results)} scenarios found")
     print(json.dumps({"found": n, "total": len(results), "results": results}))

@@ -33,8 +33,7 @@ def _progress(quiet: bool, max_iterations: int):  # type: ignore[no-untyped-def]
         d = decision.type.value if decision else ""
         h = decision.hypothesis_id if decision and decision.hypothesis_id else "-"
         status.update(
-            f"iteration {state.iteration}/{max_iterations} · {h} · {d} · "
-            f"{time.monotonic() - started:.1f}s"
+            f"iteration {state.iteration}/{max_iterations} · {h} · {d} · {time.monotonic() - started:.1f}s"
         )
 
     return status, update
@@ -64,12 +63,20 @@ def _guard(fn):  # type: ignore[no-untyped-def]
 @app.callback(invoke_without_command=True)
 def main_command(
     ctx: typer.Context,
-    metric: Annotated[str | None, typer.Option(help="Configured metric, a column (summed) or a ratio a/b.")] = None,
-    data: Annotated[Path | None, typer.Option(help="CSV or Parquet file; default: the metric's or the demo data.")] = None,
+    metric: Annotated[
+        str | None, typer.Option(help="Configured metric, a column (summed) or a ratio a/b.")
+    ] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="CSV or Parquet file; default: the metric's or the demo data.")
+    ] = None,
     window: Annotated[str, typer.Option(help="Current window: Nd or Nw.")] = "7d",
-    end: Annotated[str | None, typer.Option(help="Last day of the window (YYYY-MM-DD); default: last date in the data.")] = None,
+    end: Annotated[
+        str | None, typer.Option(help="Last day of the window (YYYY-MM-DD); default: last date in the data.")
+    ] = None,
     baseline: Annotated[str, typer.Option(help="previous | wow | yoy")] = "previous",
-    time_column: Annotated[str | None, typer.Option(help="Date column (default: the metric's, else 'date').")] = None,
+    time_column: Annotated[
+        str | None, typer.Option(help="Date column (default: the metric's, else 'date').")
+    ] = None,
     dimensions: Annotated[str | None, typer.Option(help="Comma-separated dimension columns.")] = None,
     objective: Annotated[str | None, typer.Option(help="The question in words.")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
@@ -93,7 +100,9 @@ def main_command(
             end_day = date.fromisoformat(end) if end else None
         except ValueError:
             raise UserError(f"--end {end!r} is not a date like 2026-03-29") from None
-        settings = load_settings(planner=planner, sandbox=sandbox, max_iterations=max_iterations, runs_dir=runs_dir)
+        settings = load_settings(
+            planner=planner, sandbox=sandbox, max_iterations=max_iterations, runs_dir=runs_dir
+        )
         request = Request(
             metric=metric,
             data=str(data) if data else None,
@@ -104,7 +113,7 @@ def main_command(
             dimensions=[d.strip() for d in dimensions.split(",") if d.strip()] if dimensions else None,
             objective=objective,
         )
-        from .runner import investigate  # noqa: PLC0415
+        from .runner import investigate
 
         status, update = _progress(quiet, settings.max_iterations)
         if status:
@@ -123,7 +132,7 @@ def resume_command(ctx: typer.Context, run_id: str) -> None:
     opts = ctx.obj or {}
 
     def go() -> None:
-        from .runner import resume  # noqa: PLC0415
+        from .runner import resume
 
         settings = load_settings(runs_dir=opts.get("runs_dir"))
         report = resume(run_id, settings)

@@ -58,8 +58,7 @@ def compress(decision: Decision, result: ExecResult) -> Compressed:
     if not result.ok and result.error is not None:
         tried = decision.rationale.split(".")[0]
         return Compressed(
-            summary=f"Tried: {tried}. The code failed with {result.error.name}: "
-            f"{result.error.value[:200]}.",
+            summary=f"Tried: {tried}. The code failed with {result.error.name}: {result.error.value[:200]}.",
             error=True,
         )
     out = Compressed(summary="")
@@ -85,7 +84,9 @@ def compress(decision: Decision, result: ExecResult) -> Compressed:
 def _movement(p: dict[str, Any]) -> tuple[str, list[Update]]:
     z = p.get("z")
     basis = (
-        f"z={z:+.1f} against {p['history_points']} earlier windows" if z is not None else "too little history for a z-score"
+        f"z={z:+.1f} against {p['history_points']} earlier windows"
+        if z is not None
+        else "too little history for a z-score"
     )
     verdict = "outside normal variation" if p["significant"] else "within normal variation"
     return (
@@ -109,20 +110,30 @@ def _quality(p: dict[str, Any]) -> tuple[str, list[Update]]:
     )
     if material:
         return text + " The movement is at least partly a data artefact.", [
-            Update(kind="data_quality", status=Status.CONFIRMED, evidence=f"{top['detail']}: {top['evidence']}")
+            Update(
+                kind="data_quality", status=Status.CONFIRMED, evidence=f"{top['detail']}: {top['evidence']}"
+            )
         ]
     return text + " Too small to explain the movement.", [
-        Update(kind="data_quality", status=Status.RULED_OUT, evidence="issues too small to explain the change")
+        Update(
+            kind="data_quality", status=Status.RULED_OUT, evidence="issues too small to explain the change"
+        )
     ]
 
 
 def _seasonality(p: dict[str, Any]) -> tuple[str, list[Update]]:
     if not p["available"]:
-        return "Seasonality cannot be tested: the history does not reach the comparable period a year back.", [
-            Update(kind="seasonality", status=Status.RULED_OUT, evidence="no comparable period in the data")
-        ]
+        return (
+            "Seasonality cannot be tested: the history does not reach the comparable period a year back.",
+            [
+                Update(
+                    kind="seasonality", status=Status.RULED_OUT, evidence="no comparable period in the data"
+                )
+            ],
+        )
     text = (
-        f"Compared with the same windows {p['best_lag_days']} days earlier: then {pct(p['best_change_pct'])}, "
+        f"Compared with the same windows {p['best_lag_days']} days earlier: "
+        f"then {pct(p['best_change_pct'])}, "
         f"now {pct(p['change_pct'])}."
     )
     if p["seasonal"]:
@@ -177,7 +188,8 @@ def _ratio(p: dict[str, Any]) -> tuple[str, list[Update]]:
     split = next(d for d in p["dimensions"] if d["dimension"] == p["dimension"])
     text = (
         f"Split the {num(p['baseline'])} -> {num(p['current'])} change of {p['metric']} into mix and rate: "
-        f"by {p['dimension']}, mix {num(split['mix'])} and rate {num(split['rate'])}; the driver is {p['driver']} "
+        f"by {p['dimension']}, mix {num(split['mix'])} and rate {num(split['rate'])}; "
+        f"the driver is {p['driver']} "
         f"in {p['dimension']}={p['segment']} ({p['driver_share']:.0%} of the change)."
     )
     if p["driver"] == "mix":

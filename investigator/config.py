@@ -46,15 +46,29 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_", extra="forbid")
 
     max_iterations: int = Field(15, ge=1, description="Stop with a partial conclusion after this many steps.")
-    min_iterations_before_conclude: int = Field(3, ge=0, description="Refuse a conclusion before this many steps.")
-    stall_threshold: int = Field(4, ge=1, description="Steps without hypothesis progress before a forced pivot.")
+    min_iterations_before_conclude: int = Field(
+        3, ge=0, description="Refuse a conclusion before this many steps."
+    )
+    stall_threshold: int = Field(
+        4, ge=1, description="Steps without hypothesis progress before a forced pivot."
+    )
     max_findings_in_context: int = Field(10, ge=1, description="Compressed findings shown to the planner.")
-    last_result_max_chars: int = Field(4000, ge=200, description="The last output is cut to this many characters.")
-    context_budget_tokens: int = Field(6000, ge=500, description="Upper bound on the context the planner sees.")
-    execution_timeout_s: float = Field(60.0, gt=0, description="A kernel step is interrupted after this long.")
+    last_result_max_chars: int = Field(
+        4000, ge=200, description="The last output is cut to this many characters."
+    )
+    context_budget_tokens: int = Field(
+        6000, ge=500, description="Upper bound on the context the planner sees."
+    )
+    execution_timeout_s: float = Field(
+        60.0, gt=0, description="A kernel step is interrupted after this long."
+    )
     max_consecutive_errors: int = Field(3, ge=1, description="Code errors in a row before a forced pivot.")
-    max_tokens_per_run: int | None = Field(None, ge=1, description="Conclude gracefully once planner calls used this many tokens.")
-    verify_tolerance: float = Field(0.25, gt=0, description="How far a claimed share may be from the recomputed one.")
+    max_tokens_per_run: int | None = Field(
+        None, ge=1, description="Conclude gracefully once planner calls used this many tokens."
+    )
+    verify_tolerance: float = Field(
+        0.25, gt=0, description="How far a claimed share may be from the recomputed one."
+    )
     planner: Literal["offline", "llm"] = Field("offline", description="Who decides the next step.")
     sandbox: Literal["local", "docker", "inprocess"] = Field(
         "local", description="Where code runs: MCP server with a local or Docker kernel."
@@ -104,7 +118,9 @@ def load_metrics() -> dict[str, MetricDefinition]:
     out = {}
     for name, body in raw.items():
         try:
-            out[str(name)] = MetricDefinition.model_validate(body if isinstance(body, dict) else {"expression": body})
+            out[str(name)] = MetricDefinition.model_validate(
+                body if isinstance(body, dict) else {"expression": body}
+            )
         except ValidationError as e:
             raise ConfigError(f"{path}: metric {name!r} is malformed: {e.errors()[0]['msg']}") from None
     return out

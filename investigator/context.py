@@ -69,7 +69,9 @@ class Context(BaseModel):
         if self.facts:
             lines.append("\n# Approved facts\n" + "\n".join(f"- {f}" for f in self.facts))
         if self.past_investigations:
-            lines.append("\n# Related past investigations\n" + "\n".join(f"- {p}" for p in self.past_investigations))
+            lines.append(
+                "\n# Related past investigations\n" + "\n".join(f"- {p}" for p in self.past_investigations)
+            )
         lines.append("\n# Workspace files\n" + (", ".join(self.workspace_files) or "none"))
         lines.append("\n# Last result\n" + (self.last_result or "none"))
         if self.notice:
@@ -96,7 +98,7 @@ def build_context(
     """Assemble the context and shrink it until it fits the token budget."""
     files = sorted(workspace_files or [])
     if len(files) > MAX_FILES:
-        files = files[:MAX_FILES] + [f"(+{len(files) - MAX_FILES} more)"]
+        files = [*files[:MAX_FILES], f"(+{len(files) - MAX_FILES} more)"]
     ctx = Context(
         objective=state.request.objective or default_objective(state.spec),
         spec=state.spec,
@@ -131,7 +133,9 @@ def fit(ctx: Context, budget: int) -> Context:
         ctx = ctx.model_copy(
             update={
                 "findings": [f.model_copy(update={"summary": cut(f.summary, 300)}) for f in ctx.findings],
-                "hypotheses": [h.model_copy(update={"evidence": cut(h.evidence, 150)}) for h in ctx.hypotheses],
+                "hypotheses": [
+                    h.model_copy(update={"evidence": cut(h.evidence, 150)}) for h in ctx.hypotheses
+                ],
                 "objective": cut(ctx.objective, 1000),
             }
         )

@@ -47,7 +47,9 @@ class Decision(BaseModel):
     conclusion: str | None = None
     confidence: Confidence | None = None
     root_causes: list[RootCause] = Field(default_factory=list)
-    blockers: list[str] = Field(default_factory=list, description="what needs a human (missing data, ill-posed)")
+    blockers: list[str] = Field(
+        default_factory=list, description="what needs a human (missing data, ill-posed)"
+    )
     reranked: list[str] | None = Field(None, description="hypothesis ids, most promising first")
 
     @model_validator(mode="after")

@@ -32,19 +32,25 @@ def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:
     """The standard candidate explanations, generated from the metric and its dimensions."""
     dims = ", ".join(spec.dimensions) or "(no dimensions)"
     items = [
-        ("data_quality", "The movement is a data artefact: missing partitions, duplicated rows or "
-         "incomplete recent days."),
+        (
+            "data_quality",
+            "The movement is a data artefact: missing partitions, duplicated rows or incomplete recent days.",
+        ),
         ("seasonality", "The movement is seasonal: the comparable period a year earlier moved alike."),
     ]
     if spec.is_ratio:
         items += [
-            ("mix", f"The ratio moved because the {spec.denominator} mix shifted between segments "
-             f"of one dimension ({dims}) while each segment's ratio held."),
+            (
+                "mix",
+                f"The ratio moved because the {spec.denominator} mix shifted between segments "
+                f"of one dimension ({dims}) while each segment's ratio held.",
+            ),
             ("rate", f"The ratio moved inside specific segments ({dims})."),
         ]
     else:
-        items.append(("segments", f"The change is concentrated in a few segments of {dims} "
-                      "(any combination)."))
+        items.append(
+            ("segments", f"The change is concentrated in a few segments of {dims} (any combination).")
+        )
     items.append(("broad_based", "Every segment moved alike: the change is broad-based."))
     return [Hypothesis(id=f"H{i}", statement=s, kind=k) for i, (k, s) in enumerate(items, 1)]
 
@@ -54,9 +60,7 @@ def with_status(
 ) -> list[Hypothesis]:
     """A new list with one hypothesis updated; unknown ids leave the list as it was."""
     return [
-        h.model_copy(update={"status": status, "evidence": evidence or h.evidence})
-        if h.id == hid
-        else h
+        h.model_copy(update={"status": status, "evidence": evidence or h.evidence}) if h.id == hid else h
         for h in hypotheses
     ]
 

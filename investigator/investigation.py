@@ -62,7 +62,9 @@ def new_run(request: Request, data: Any, settings: Settings, planner: str) -> Ru
 
 
 class Investigation:
-    def __init__(self, settings: Settings, planner: Planner, kernel: Kernel, progress: Progress | None = None):
+    def __init__(
+        self, settings: Settings, planner: Planner, kernel: Kernel, progress: Progress | None = None
+    ):
         self.settings, self.planner, self.kernel = settings, planner, kernel
         self.progress = progress or (lambda state, decision: None)
 
@@ -116,7 +118,9 @@ class Investigation:
 
         if decision.type == DecisionType.PIVOT:
             hyps = pivot_hypotheses(state.hypotheses, decision.hypothesis_id, stall or "planner pivoted")
-            state = state.model_copy(update={"hypotheses": hyps, "consecutive_errors": 0, "last_progress": state.iteration + 1})
+            state = state.model_copy(
+                update={"hypotheses": hyps, "consecutive_errors": 0, "last_progress": state.iteration + 1}
+            )
             return self.record(state, decision, Compressed(summary=decision.rationale)), decision
 
         # ANALYZE / DRILL_DOWN: run the code in the kernel, keep the full output on disk
@@ -166,9 +170,14 @@ class Investigation:
         checks = _verification(result)
         if checks is None:
             return decision, None  # the check itself failed: accept, causes stay unmarked
-        marked = [c.model_copy(update={"verified": chk["ok"]}) for c, chk in zip(decision.root_causes, checks, strict=True)]
+        marked = [
+            c.model_copy(update={"verified": chk["ok"]})
+            for c, chk in zip(decision.root_causes, checks, strict=True)
+        ]
         decision = decision.model_copy(update={"root_causes": marked})
-        failed = [f"cause {chk['index'] + 1} ({chk['kind']}): {chk['reason']}" for chk in checks if not chk["ok"]]
+        failed = [
+            f"cause {chk['index'] + 1} ({chk['kind']}): {chk['reason']}" for chk in checks if not chk["ok"]
+        ]
         return decision, ("Conclusion refused, verification failed: " + "; ".join(failed)) if failed else None
 
     # state transitions ------------------------------------------------------------------------
@@ -201,7 +210,11 @@ class Investigation:
     def conclude(self, state: RunState, decision: Decision, reason: str, partial: bool = False) -> RunState:
         state = self.record(state, decision, Compressed(summary=decision.conclusion or ""))
         return state.model_copy(
-            update={"conclusion": decision, "status": "partial" if partial else "concluded", "stop_reason": reason}
+            update={
+                "conclusion": decision,
+                "status": "partial" if partial else "concluded",
+                "stop_reason": reason,
+            }
         )
 
     def finish(self, state: RunState, reason: str) -> tuple[RunState, Decision]:
@@ -217,7 +230,9 @@ class Investigation:
                 root_causes=causes,
             )
         decision, _ = self.verify(decision)
-        decision = decision.model_copy(update={"rationale": f"Stopped: {reason}. {decision.rationale}".strip()})
+        decision = decision.model_copy(
+            update={"rationale": f"Stopped: {reason}. {decision.rationale}".strip()}
+        )
         state = state.model_copy(update={"tokens": self.tokens(state)})
         return self.conclude(state, decision, reason, partial=True), decision
 
@@ -227,10 +242,16 @@ class Investigation:
         self.kernel.start()
         result = self.setup_kernel(state)
         if state.iteration == 0 and not state.findings:
-            compressed = compress(Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup"), result)
+            compressed = compress(
+                Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup"), result
+            )
             finding = Finding(iteration=0, decision="SETUP", summary=compressed.summary)
             return state.model_copy(
-                update={"findings": [finding], "evidence": {**state.evidence, **compressed.evidence}, "last_result": result.text()}
+                update={
+                    "findings": [finding],
+                    "evidence": {**state.evidence, **compressed.evidence},
+                    "last_result": result.text(),
+                }
             )
         for d in state.decisions:
             if d.runs_code:
@@ -252,4 +273,3 @@ def _verification(result: ExecResult) -> list[dict[str, Any]] | None:
         if isinstance(payload, dict) and payload.get("kind") == "verification":
             return list(payload["checks"])
     return None
-

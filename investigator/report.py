@@ -86,7 +86,9 @@ def build_report(state: RunState) -> Report:
             HypothesisRow(id=h.id, statement=h.statement, status=h.status, evidence=h.evidence)
             for h in state.hypotheses
         ],
-        findings=[FindingRow(iteration=f.iteration, decision=f.decision, summary=f.summary) for f in state.findings],
+        findings=[
+            FindingRow(iteration=f.iteration, decision=f.decision, summary=f.summary) for f in state.findings
+        ],
         stats=Stats(
             iterations=state.iteration,
             elapsed_s=round(state.elapsed_s, 3),
@@ -104,7 +106,8 @@ def to_markdown(r: Report) -> str:
         "",
         f"**{r.conclusion}**",
         "",
-        f"Confidence: **{r.confidence}**. Baseline: {r.baseline.kind} ({r.baseline.start} to {r.baseline.end}). "
+        f"Confidence: **{r.confidence}**. "
+        f"Baseline: {r.baseline.kind} ({r.baseline.start} to {r.baseline.end}). "
         f"Movement: {num(r.movement.baseline)} -> {num(r.movement.current)} ({pct(r.movement.change_pct)}), "
         f"{'significant' if r.movement.significant else 'not significant'}.",
         "",
@@ -122,7 +125,11 @@ def to_markdown(r: Report) -> str:
     lines += ["", "## Findings", ""]
     lines += [f"{f.iteration}. **{f.decision}** {f.summary}" for f in r.findings]
     s = r.stats
-    lines += ["", f"_{s.iterations} iterations, {s.elapsed_s:.1f}s, planner {s.planner}, run {r.run_id}._", ""]
+    lines += [
+        "",
+        f"_{s.iterations} iterations, {s.elapsed_s:.1f}s, planner {s.planner}, run {r.run_id}._",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -142,19 +149,27 @@ def write_report(report: Report, folder: Path, json_path: Path | None = None) ->
 
 def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
     """A readable summary with rich; `quiet` prints the conclusion alone."""
-    from rich.panel import Panel  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
+    from rich.panel import Panel
+    from rich.table import Table
 
     if quiet:  # one unwrapped line, for scripts and pipes
         print(report.conclusion)
         return
-    console.print(Panel(report.conclusion, title=f"{report.metric}: why did it move?", subtitle=f"confidence {report.confidence}"))
+    console.print(
+        Panel(
+            report.conclusion,
+            title=f"{report.metric}: why did it move?",
+            subtitle=f"confidence {report.confidence}",
+        )
+    )
     causes = Table(title="Root causes", show_lines=False)
     for col in ("#", "kind", "segment", "share", "evidence"):
         causes.add_column(col, overflow="fold")
     for i, c in enumerate(report.root_causes, 1):
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
-        causes.add_row(str(i), c.kind + (f" ({c.detail})" if c.detail else ""), seg(c.segment), share, c.evidence)
+        causes.add_row(
+            str(i), c.kind + (f" ({c.detail})" if c.detail else ""), seg(c.segment), share, c.evidence
+        )
     console.print(causes)
     hyps = Table(title="Hypotheses")
     for col in ("id", "status", "statement"):
@@ -163,4 +178,6 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         hyps.add_row(h.id, h.status, h.statement)
     console.print(hyps)
     s = report.stats
-    console.print(f"{s.iterations} iterations in {s.elapsed_s:.1f}s with the {s.planner} planner; run {report.run_id}")
+    console.print(
+        f"{s.iterations} iterations in {s.elapsed_s:.1f}s with the {s.planner} planner; run {report.run_id}"
+    )

@@ -6,6 +6,7 @@ Each function reads the state and returns a value; the loop decides what to do w
 from __future__ import annotations
 
 from difflib import SequenceMatcher
+from itertools import pairwise
 
 from .compress import Update
 from .config import Settings
@@ -25,7 +26,7 @@ def stall_reason(state: RunState, settings: Settings) -> str | None:
         return f"no hypothesis progress in {idle} steps"
     last = [f.summary for f in state.findings[-3:] if f.iteration > 0]
     if len(last) == 3 and all(
-        SequenceMatcher(None, a, b).ratio() >= NEAR_IDENTICAL for a, b in zip(last, last[1:], strict=False)
+        SequenceMatcher(None, a, b).ratio() >= NEAR_IDENTICAL for a, b in pairwise(last)
     ):
         return "the last 3 findings are near-identical"
     return None
@@ -70,7 +71,9 @@ def conclusion_refusal(state: RunState, settings: Settings) -> str | None:
 def apply_updates(hypotheses: list[Hypothesis], updates: list[Update]) -> list[Hypothesis]:
     """Apply status updates, each naming its hypothesis by id or by kind."""
     for u in updates:
-        target = next((h for h in hypotheses if h.id == u.hypothesis_id or (u.kind and h.kind == u.kind)), None)
+        target = next(
+            (h for h in hypotheses if h.id == u.hypothesis_id or (u.kind and h.kind == u.kind)), None
+        )
         if target is not None:
             hypotheses = with_status(hypotheses, target.id, u.status, u.evidence)
     return hypotheses

@@ -17,7 +17,7 @@ from .state import RunState, load, run_dir
 
 def make_planner(name: str) -> Planner:
     if name == "offline":
-        from .planners.offline import OfflinePlanner  # noqa: PLC0415
+        from .planners.offline import OfflinePlanner
 
         return OfflinePlanner()
     raise ConfigError(f"planner {name!r} is not available here; use --planner offline")
@@ -26,11 +26,11 @@ def make_planner(name: str) -> Planner:
 def make_kernel(settings: Settings, folder: Path) -> Kernel:
     workdir = folder / "workspace"
     if settings.sandbox == "inprocess":  # no isolation: tests and benchmarks only
-        from sandbox.kernels.inprocess import InProcessKernel  # noqa: PLC0415
+        from sandbox.kernels.inprocess import InProcessKernel
 
         return InProcessKernel(workdir)
     if settings.sandbox == "local":
-        from sandbox.kernels.local import LocalKernel  # noqa: PLC0415
+        from sandbox.kernels.local import LocalKernel
 
         return LocalKernel(workdir)
     raise ConfigError(f"sandbox {settings.sandbox!r} is not available yet; use --sandbox local")

@@ -55,7 +55,9 @@ def parse_expression(expression: str) -> tuple[str, str | None]:
     num, sep, den = expression.partition("/")
     num, den = num.strip(), den.strip()
     if not num or (sep and not den) or "/" in den:
-        raise UserError(f"metric {expression!r} is not a column or a ratio of two columns like revenue/orders")
+        raise UserError(
+            f"metric {expression!r} is not a column or a ratio of two columns like revenue/orders"
+        )
     return num, den or None
 
 
@@ -84,12 +86,16 @@ def resolve(request: Request, data: Any) -> tuple[AnalysisSpec, Any]:
     for col in [numerator, *([denominator] if denominator else [])]:
         if not schema[col].is_numeric():
             raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
-    dims = request.dimensions or definition.dimensions or [
-        c for c in columns if c != time_column and (schema[c].is_string() or schema[c].is_boolean())
-    ]
+    dims = (
+        request.dimensions
+        or definition.dimensions
+        or [c for c in columns if c != time_column and (schema[c].is_string() or schema[c].is_boolean())]
+    )
     missing = [d for d in dims if d not in columns]
     if missing:
-        raise DataError(f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}")
+        raise DataError(
+            f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}"
+        )
     first, last = _date_range(table, time_column)
     end = request.end or last
     length = window_days(request.window)
@@ -118,7 +124,7 @@ def _open(data: Any, time_column: str) -> Any:
     try:
         table = open_table(path, time_column)
         table.head(1).to_pandas()
-    except Exception as e:  # noqa: BLE001 - any reader failure is the user's unreadable file
+    except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise DataError(f"cannot read {path} as {path.suffix.lstrip('.') or 'data'}: {first}") from None
     return table
@@ -133,10 +139,14 @@ def _date_range(table: Any, time_column: str) -> tuple[date, date]:
 
 def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> None:
     t = table[spec.time_column]
-    counts = table.aggregate(
-        cur=ibis.ifelse(t.between(spec.current.start, spec.current.end), 1, 0).sum(),
-        base=ibis.ifelse(t.between(spec.baseline.start, spec.baseline.end), 1, 0).sum(),
-    ).to_pandas().iloc[0]
+    counts = (
+        table.aggregate(
+            cur=ibis.ifelse(t.between(spec.current.start, spec.current.end), 1, 0).sum(),
+            base=ibis.ifelse(t.between(spec.baseline.start, spec.baseline.end), 1, 0).sum(),
+        )
+        .to_pandas()
+        .iloc[0]
+    )
     span = f"the data covers {first} to {last}"
     if not counts["cur"]:
         raise DataError(

@@ -98,7 +98,9 @@ def generate(
         mult[np.ix_(in_window, ~m)] *= boost
     elif cause == "seasonality":
         dip = factor if factor is not None else 0.7
-        year_ago = np.array([end - timedelta(days=365 + window) < d <= end - timedelta(days=365) for d in dates])
+        year_ago = np.array(
+            [end - timedelta(days=365 + window) < d <= end - timedelta(days=365) for d in dates]
+        )
         mult[in_window | year_ago] *= dip
     elif cause == "broad_based":
         mult[in_window] *= factor if factor is not None else 0.85

@@ -39,7 +39,9 @@ def root_causes(evidence: dict[str, Any], spec: AnalysisSpec) -> list[RootCause]
         causes.append(
             RootCause(
                 kind="seasonality",
-                contribution=round(min(1.0, (season["best_change_pct"] or 0) / (season["change_pct"] or 1)), 3),
+                contribution=round(
+                    min(1.0, (season["best_change_pct"] or 0) / (season["change_pct"] or 1)), 3
+                ),
                 evidence=f"{season['best_lag_days']} days earlier the same windows moved "
                 f"{pct(season['best_change_pct'])} (now {pct(season['change_pct'])})",
             )
@@ -135,7 +137,8 @@ def conclusion_text(causes: list[RootCause], evidence: dict[str, Any], spec: Ana
         "no_change": lambda c: "nothing: the movement is within normal variation",
     }
     parts = [
-        words[c.kind](c) + (f" ({abs(c.contribution):.0%} of the change)" if c.contribution not in (None, 1.0) else "")
+        words[c.kind](c)
+        + (f" ({abs(c.contribution):.0%} of the change)" if c.contribution not in (None, 1.0) else "")
         for c in causes[:3]
     ]
     return head + " Explained by " + "; ".join(parts) + "."

@@ -37,7 +37,9 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def shared() -> Path:
     if not SHARED.exists():
-        pytest.skip(f"../shared not present beside the project ({SHARED}): shared scenarios are only in the dev tree")
+        pytest.skip(
+            f"../shared not present beside the project ({SHARED}): shared scenarios are only in the dev tree"
+        )
     return SHARED
 
 

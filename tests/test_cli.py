@@ -14,7 +14,9 @@ import pytest
 from .conftest import write_synth
 
 
-def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "investigator", *args],
         capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, cwd=cwd,
@@ -23,14 +25,15 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    return write_synth(tmp_path_factory.mktemp("d"), "segment_change", seed=11, segment={"country": "DE"}, factor=0.5)
+    return write_synth(
+        tmp_path_factory.mktemp("d"), "segment_change", seed=11, segment={"country": "DE"}, factor=0.5
+    )
 
 
 def test_main_job_finds_the_planted_cause(data: tuple[Path, dict], tmp_path: Path) -> None:
-    path, truth = data
     out = tmp_path / "report.json"
-    r = cli("--data", str(path), "--metric", "revenue", "--window", "7d", "--runs-dir", str(tmp_path / "runs"),
-            "--json", str(out))  # fmt: skip
+    r = cli("--data", str(data[0]), "--metric", "revenue", "--window", "7d",
+            "--runs-dir", str(tmp_path / "runs"), "--json", str(out))  # fmt: skip
     assert r.returncode == 0, r.stderr
     report = json.loads(out.read_text())
     assert report["root_causes"][0]["kind"] == "segment_change"
@@ -38,7 +41,12 @@ def test_main_job_finds_the_planted_cause(data: tuple[Path, dict], tmp_path: Pat
     assert report["movement"]["change_pct"] < -0.03 and report["movement"]["significant"] is True
     assert report["window"] == {"start": "2026-03-23", "end": "2026-03-29"}
     assert report["baseline"] == {"start": "2026-03-16", "end": "2026-03-22", "kind": "previous"}
-    assert {h["status"] for h in report["hypotheses"]} <= {"CONFIRMED", "RULED_OUT", "PENDING", "INVESTIGATING"}
+    assert {h["status"] for h in report["hypotheses"]} <= {
+        "CONFIRMED",
+        "RULED_OUT",
+        "PENDING",
+        "INVESTIGATING",
+    }
     assert report["stats"]["planner"] == "offline"
     run = tmp_path / "runs" / report["run_id"]
     assert (run / "report.md").read_text().startswith("# Why did revenue move?")
@@ -58,7 +66,8 @@ def test_quiet_prints_only_the_conclusion(data: tuple[Path, dict], tmp_path: Pat
 def test_ratio_metric_and_yoy_baseline_flags(data: tuple[Path, dict], tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     r = cli("--data", str(data[0]), "--metric", "revenue/orders", "--window", "1w", "--baseline", "wow",
-            "--end", "2026-03-22", "--dimensions", "country,platform", "--json", str(out), "--runs-dir", str(tmp_path))  # fmt: skip
+            "--end", "2026-03-22", "--dimensions", "country,platform", "--json", str(out),
+            "--runs-dir", str(tmp_path))  # fmt: skip
     assert r.returncode == 0, r.stderr
     report = json.loads(out.read_text())
     assert report["window"] == {"start": "2026-03-16", "end": "2026-03-22"}
@@ -70,7 +79,10 @@ BAD_INPUTS = {
     "missing metric column": (["--metric", "profit"], "metric column 'profit' not found; columns are: date"),
     "non-numeric metric": (["--metric", "country"], "holds string, not numbers"),
     "empty window": (["--metric", "revenue", "--end", "2031-01-01"], "no rows in the window"),
-    "missing dimension": (["--metric", "revenue", "--dimensions", "country,planet"], "dimension(s) 'planet' not found"),
+    "missing dimension": (
+        ["--metric", "revenue", "--dimensions", "country,planet"],
+        "dimension(s) 'planet' not found",
+    ),
     "bad window": (["--metric", "revenue", "--window", "seven"], "window 'seven' is not understood"),
     "bad baseline": (["--metric", "revenue", "--baseline", "lastyear"], "not one of previous, wow, yoy"),
     "bad end": (["--metric", "revenue", "--end", "yesterday"], "is not a date"),

@@ -21,7 +21,9 @@ def test_cut_keeps_head_and_tail_with_a_marker() -> None:
     assert "characters cut" in out
 
 
-def test_context_stays_within_budget_after_50_iterations(segment_drop: tuple[Path, object], tmp_path: Path) -> None:
+def test_context_stays_within_budget_after_50_iterations(
+    segment_drop: tuple[Path, object], tmp_path: Path
+) -> None:
     data = segment_drop[0]  # type: ignore[index]
     settings = load_settings(runs_dir=tmp_path / "runs", max_iterations=52, stall_threshold=100)
     # every step prints 30k characters of distinct text and writes a file: the worst case for the context
@@ -50,9 +52,15 @@ def test_context_stays_within_budget_after_50_iterations(segment_drop: tuple[Pat
 def test_context_has_no_chat_history_only_state(segment_drop: tuple[Path, object], tmp_path: Path) -> None:
     data = segment_drop[0]  # type: ignore[index]
     settings = load_settings(runs_dir=tmp_path / "runs")
-    state = new_run(Request(metric="revenue", data=str(data), objective="Why did revenue fall?"), data, settings, "x")
+    state = new_run(
+        Request(metric="revenue", data=str(data), objective="Why did revenue fall?"), data, settings, "x"
+    )
     state = state.model_copy(
-        update={"findings": [Finding(iteration=i, decision="ANALYZE", summary=f"finding {i}") for i in range(1, 30)]}
+        update={
+            "findings": [
+                Finding(iteration=i, decision="ANALYZE", summary=f"finding {i}") for i in range(1, 30)
+            ]
+        }
     )
     ctx = build_context(state, settings, ["a.csv"])
     text = ctx.render()

@@ -61,14 +61,16 @@ def test_max_iterations_gives_a_partial_conclusion(segment_drop: tuple[Path, dic
 
 def test_conclusion_before_minimum_is_refused(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
     planner = ScriptedPlanner([conclude(), unique_print(), unique_print(), conclude()])
-    report, settings = run(segment_drop[0], planner, tmp_path)
+    report, _ = run(segment_drop[0], planner, tmp_path)
     assert report.status == "concluded"
     assert report.findings[1].summary.startswith("Conclusion refused: only 0 step(s)")
     assert planner.contexts[1].notice and "refused" in planner.contexts[1].notice
     assert report.stats.iterations == 4
 
 
-def test_code_error_is_shown_to_the_planner_next_iteration(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_code_error_is_shown_to_the_planner_next_iteration(
+    segment_drop: tuple[Path, dict], tmp_path: Path
+) -> None:
     planner = ScriptedPlanner([analyze("1/0"), unique_print(), unique_print(), conclude()])
     run(segment_drop[0], planner, tmp_path)
     nxt = planner.contexts[1]
@@ -89,7 +91,9 @@ def test_three_errors_in_a_row_force_a_pivot(segment_drop: tuple[Path, dict], tm
     assert ds[3].hypothesis_id == "H2"
 
 
-def test_no_progress_for_threshold_steps_forces_a_pivot(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_no_progress_for_threshold_steps_forces_a_pivot(
+    segment_drop: tuple[Path, dict], tmp_path: Path
+) -> None:
     planner = ScriptedPlanner([], then=lambda ctx: unique_print())
     report, settings = run(segment_drop[0], planner, tmp_path, stall_threshold=3, max_iterations=8)
     ds = decisions(report, settings)
@@ -125,7 +129,9 @@ def test_stall_with_nothing_left_concludes(segment_drop: tuple[Path, dict], tmp_
 def test_unverifiable_conclusion_is_refused_then_a_true_one_passes(
     segment_drop: tuple[Path, dict], tmp_path: Path
 ) -> None:
-    wrong = conclude([RootCause(kind="segment_change", segment={"channel": "carrier_pigeon"}, contribution=0.9)])
+    wrong = conclude(
+        [RootCause(kind="segment_change", segment={"channel": "carrier_pigeon"}, contribution=0.9)]
+    )
     flipped = conclude([RootCause(kind="segment_change", segment={"channel": "social"}, contribution=-0.9)])
     right = conclude([RootCause(kind="segment_change", segment={"channel": "social"}, contribution=1.0)])
     planner = ScriptedPlanner([unique_print(), unique_print(), unique_print(), wrong, flipped, right])
@@ -153,7 +159,9 @@ def test_checkpoint_after_every_iteration(segment_drop: tuple[Path, dict], tmp_p
     state = new_run(Request(metric="revenue", data=str(data)), data, settings, planner="scripted")
     folder = run_dir(settings.runs_dir, state.run_id)
     planner = ScriptedPlanner([unique_print(), unique_print(), unique_print(), conclude()])
-    inv = Investigation(settings, planner, InProcessKernel(), progress=lambda s, d: seen.append(load(folder).iteration))
+    inv = Investigation(
+        settings, planner, InProcessKernel(), progress=lambda s, d: seen.append(load(folder).iteration)
+    )
     inv.run(state)
     assert seen == [1, 2, 3, 4]
 

@@ -37,7 +37,7 @@ def emit(result: Any, label: str | None = None) -> None:
         sink.append({"label": label, "result": payload})
         return
     try:
-        from IPython.display import display  # noqa: PLC0415 - only inside a kernel
+        from IPython.display import display
 
         display({MIME: {"label": label, "result": payload}}, raw=True)
     except ImportError:  # pragma: no cover - plain Python: the print is all there is

@@ -156,11 +156,14 @@ def find_incomplete_recent(
     spreads = []
     for dim, df in by_dim.items():
         s = df[df["date"].isin(tail)].groupby(dim)["value"].sum()
-        exp = sum(
-            df[df["date"] == (d - pd.Timedelta(days=7 * k))].groupby(dim)["value"].sum()
-            for d in tail
-            for k in range(1, 5)
-        ) / 4
+        exp = (
+            sum(
+                df[df["date"] == (d - pd.Timedelta(days=7 * k))].groupby(dim)["value"].sum()
+                for d in tail
+                for k in range(1, 5)
+            )
+            / 4
+        )
         r = (s / exp.reindex(s.index)).dropna()
         if len(r) > 1:
             spreads.append(float(r.std() / max(r.mean(), 1e-9)))

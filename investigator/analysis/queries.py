@@ -53,8 +53,10 @@ def period_cube(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
         aggs[CUR + m] = ibis.ifelse(cur, t[m], 0).sum()
         aggs[BASE + m] = ibis.ifelse(base, t[m], 0).sum()
     filtered = t.filter(cur | base)
-    expr = filtered.group_by(spec.dimensions).aggregate(**aggs) if spec.dimensions else (
-        filtered.aggregate(**aggs)
+    expr = (
+        filtered.group_by(spec.dimensions).aggregate(**aggs)
+        if spec.dimensions
+        else (filtered.aggregate(**aggs))
     )
     df = expr.to_pandas()
     for m in spec.measures:

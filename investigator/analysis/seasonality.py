@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 import pandas as pd
 from pydantic import BaseModel
 
@@ -71,5 +69,3 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
         seasonal=seasonal,
         available=bool(comps),
     )
-
-

@@ -106,9 +106,7 @@ def verify_causes(
                 problem = _size(claimed, measured, tolerance)
         elif kind == "data_quality":
             q = cache.setdefault("quality", quality_checks(table, spec, daily))
-            match = [
-                x for x in q.issues if x.detail == c.get("detail") and x.segment == segment
-            ]
+            match = [x for x in q.issues if x.detail == c.get("detail") and x.segment == segment]
             problem = None if match else f"no {c.get('detail')} issue for {segment or 'the whole metric'}"
             measured = match[0].share if match else None
         elif kind == "seasonality":
@@ -117,10 +115,19 @@ def verify_causes(
         elif kind == "broad_based":
             problem = None if broad_based(cube, spec).broad else "segments did not move alike"
         elif kind == "no_change":
-            problem = "the movement is outside normal variation" if movement(daily, spec).significant else None
+            problem = (
+                "the movement is outside normal variation" if movement(daily, spec).significant else None
+            )
         elif problem is None:
             problem = f"unknown cause kind {kind!r}"
         checks.append(
-            CauseCheck(index=i, kind=kind, segment=segment, ok=problem is None, measured=measured, reason=problem or "verified")
+            CauseCheck(
+                index=i,
+                kind=kind,
+                segment=segment,
+                ok=problem is None,
+                measured=measured,
+                reason=problem or "verified",
+            )
         )
     return Verification(ok=all(c.ok for c in checks), checks=checks)

@@ -32,7 +32,8 @@ WHY = {
     "data_quality": "Rule out a data artefact first: a missing partition or duplicated day fakes a movement.",
     "seasonality": "Check whether the same movement happened in the comparable period before.",
     "segments": "Localize the change: find the smallest set of segments, at any depth, that explains it.",
-    "mix": "Split the ratio's change into mix (denominator shares shifting) and rate (ratio within segments).",
+    "mix": "Split the ratio's change into mix (denominator shares shifting) and rate (ratio within "
+    "segments).",
     "rate": "Localize where the ratio moved within segments, at any depth.",
     "broad_based": "Check whether every segment moved alike.",
 }
@@ -60,7 +61,8 @@ class OfflinePlanner:
                 return Decision(
                     type=DecisionType.PIVOT,
                     hypothesis_id=h.id,
-                    rationale=f"{context.findings[-1].hypothesis_id} is ruled out; pivot to {h.id}: {h.statement}",
+                    rationale=f"{context.findings[-1].hypothesis_id} is ruled out; "
+                    f"pivot to {h.id}: {h.statement}",
                 )
             return Decision(type=DecisionType.ANALYZE, hypothesis_id=h.id, rationale=WHY[h.kind], code=code)
         drill = self._next_drill(context)
@@ -91,7 +93,9 @@ class OfflinePlanner:
         causes = root_causes(context.evidence, context.spec)
         return Decision(
             type=DecisionType.CONCLUDE,
-            rationale="Every hypothesis has been tested." if not context.must_conclude else "Asked to conclude now.",
+            rationale="Every hypothesis has been tested."
+            if not context.must_conclude
+            else "Asked to conclude now.",
             conclusion=conclusion_text(causes, context.evidence, context.spec),
             confidence=confidence(causes, context.evidence),
             root_causes=causes,

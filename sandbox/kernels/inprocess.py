@@ -34,9 +34,11 @@ class InProcessKernel:
         error = None
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                exec(compile(code, "<cell>", "exec"), self.namespace)  # noqa: S102 - that is the point
-        except Exception as e:  # noqa: BLE001 - user code failing is data
-            error = ExecError(name=type(e).__name__, value=str(e), traceback=traceback.format_exc().splitlines())
+                exec(compile(code, "<cell>", "exec"), self.namespace)
+        except Exception as e:
+            error = ExecError(
+                name=type(e).__name__, value=str(e), traceback=traceback.format_exc().splitlines()
+            )
         finally:
             emit_module.sink = None
         return ExecResult(

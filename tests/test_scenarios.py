@@ -1,0 +1,58 @@
+"""Planted causes are found: the shared scenarios through the CLI, and generated variations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from investigator.config import load_settings
+from investigator.investigation import Investigation, new_run
+from investigator.planners.offline import OfflinePlanner
+from investigator.source import Request
+from investigator.synth import CAUSES
+from sandbox.kernels.inprocess import InProcessKernel
+
+from .conftest import write_synth
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from scenarios import cause_found, run_scenario
+
+OTHER_NAMES = {
+    "region": ["north", "south", "east", "west", "central", "islands"],
+    "device": ["desktop", "tablet", "phone", "tv"],
+    "source": ["seo", "sem", "display", "referral", "push", "partner", "direct"],
+    "product": ["basic", "plus", "pro", "team", "enterprise"],
+}
+
+
+def test_all_shared_scenarios_are_found_through_the_cli(shared: Path) -> None:
+    folders = sorted(p for p in (shared / "scenarios").iterdir() if (p / "truth.json").exists())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(run_scenario, folders))
+    missed = [(r["scenario"], r.get("reported"), r.get("error")) for r in results if not r["found"]]
+    print(json.dumps({"found": len(results) - len(missed), "total": len(results)}))
+    assert len(folders) == 13
+    assert not missed, missed
+
+
+def investigate_synth(tmp_path: Path, cause: str, **kw: object) -> tuple[dict, list[dict]]:
+    path, truth = write_synth(tmp_path, cause, **kw)
+    settings = load_settings(runs_dir=tmp_path / "runs")
+    request = Request(metric=truth["metric"], data=str(path), dimensions=truth["dimensions"])
+    state = new_run(request, path, settings, planner="offline")
+    report = Investigation(settings, OfflinePlanner(), InProcessKernel()).run(state)
+    return truth, [c.model_dump() for c in report.root_causes]
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+@pytest.mark.parametrize("cause", CAUSES)
+def test_generated_variations_are_found(tmp_path: Path, cause: str, seed: int) -> None:
+    """Other dimension names, values, sizes and seeds than the shared files."""
+    truth, causes = investigate_synth(tmp_path, cause, seed=seed, dims=OTHER_NAMES, scale=0.5 + seed % 3)
+    for t in truth["causes"]:
+        assert cause_found(t, causes), (truth["causes"], causes[:3])
