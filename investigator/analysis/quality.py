@@ -203,12 +203,32 @@ def find_bad_values(profile: dict[str, dict[str, int]], spec: AnalysisSpec) -> l
     return issues
 
 
+def duplicate_suspects(daily: pd.DataFrame, spec: AnalysisSpec, references: int = 4) -> list[date]:
+    """Days of either window with more rows than usual, plus a few ordinary days to compare with.
+
+    Duplicated rows always raise a day's row count, so only those days need the (costly) distinct.
+    """
+    rows = daily.set_index("date")["rows"].astype(float)
+    usual = float(rows.median())
+    spread = float(1.4826 * (rows - usual).abs().median())
+    windows = set(_days(spec.current)) | set(_days(spec.baseline))
+    suspects = [d for d in rows.index if d in windows and rows[d] > usual + max(3 * spread, 0.02 * usual)]
+    if not suspects:
+        return []
+    ordinary = [d for d in rows.index if d < spec.baseline.start and abs(rows[d] - usual) <= spread]
+    return suspects + ordinary[-max(references, len(suspects) + 1) :]
+
+
 def quality_checks(table: Any, spec: AnalysisSpec, daily: pd.DataFrame | None = None) -> QualityReport:
     """Run every check in the engine and estimate each issue's share of the change."""
     daily = daily if daily is not None else queries.daily_totals(table, spec)
-    by_dim = {dim: queries.daily_by_dimension(table, spec, dim) for dim in spec.dimensions}
+    # per-segment checks look at the two windows and the four weeks before the current one
+    since = min(spec.baseline.start, spec.current.start - pd.Timedelta(days=35).to_pytimedelta())
+    recent = table.filter(table[spec.time_column] >= since)
+    by_dim = {dim: queries.daily_by_dimension(recent, spec, dim) for dim in spec.dimensions}
+    suspects = duplicate_suspects(daily, spec)
     issues = (
-        find_duplicates(queries.duplicate_profile(table, spec), spec)
+        (find_duplicates(queries.duplicate_profile(table, spec, suspects), spec) if suspects else [])
         + find_missing(by_dim, daily, spec)
         + find_incomplete_recent(by_dim, daily, spec)
         + find_bad_values(queries.value_profile(table, spec), spec)

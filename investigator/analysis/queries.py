@@ -95,9 +95,13 @@ def daily_by_dimension(table: ir.Table, spec: AnalysisSpec, dim: str) -> pd.Data
     return df
 
 
-def duplicate_profile(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
-    """Per-day row count, distinct-row count and the numerator summed over distinct rows."""
-    t = table
+def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | None = None) -> pd.DataFrame:
+    """Per-day row count, distinct-row count and the numerator summed over distinct rows.
+
+    A distinct over every column is the costliest query there is, so callers pass the few `days`
+    worth checking.
+    """
+    t = table if days is None else table.filter(table[spec.time_column].isin(days))
     rows = t.group_by(spec.time_column).aggregate(rows=t.count(), value=t[spec.numerator].sum())
     d = t.distinct()
     distinct = d.group_by(spec.time_column).aggregate(
