@@ -102,7 +102,8 @@ def main() -> int:
         rows_out.append(r)
         print(
             f"{r['rows']:>12,} {r['elapsed_s']:>8.2f} {target or '-':>7} {r['host_peak_mb']:>8.0f} "
-            f"{r['kernel_peak_mb']:>9.0f}  {r['found']}   (wall incl. process start {time.monotonic() - started:.1f}s)"
+            f"{r['kernel_peak_mb']:>9.0f}  {r['found']}   "
+            f"(wall incl. process start {time.monotonic() - started:.1f}s)"
         )
     if len(rows_out) >= 2:
         a, b = rows_out[0], rows_out[-1]

@@ -3,7 +3,8 @@
 Over stdio nothing but MCP messages reaches stdout: logs go to stderr, and while serving the SDK
 points fd 1 at stderr so stray prints (ours, a library's, a kernel's) miss the wire.
 Over HTTP the server binds 127.0.0.1, checks `Host` and `Origin`, and requires a bearer token
-(`INVESTIGATOR_SANDBOX_TOKEN`, or a fresh one printed to stderr).
+(`INVESTIGATOR_SANDBOX_TOKEN`, or a fresh one printed to stderr); workspaces stay under `--root`
+and data files can be mounted only from `--data-root` folders.
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ class BearerAuth:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
-                await send({
-                    "type": "http.response.start", "status": 401,
-                    "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
-                })
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
                 return
         await self.app(scope, receive, send)
@@ -44,7 +48,7 @@ class BearerAuth:
 
 def http_app(mcp: Any, host: str, port: int, token: str, origins: list[str]) -> Any:
     """The streamable-HTTP app with Host/Origin checks and bearer auth in front."""
-    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+    from mcp.server.transport_security import TransportSecuritySettings
 
     local = ["127.0.0.1", "localhost", "[::1]"]
     hosts = [*{host, *local}]
@@ -59,22 +63,36 @@ def http_app(mcp: Any, host: str, port: int, token: str, origins: list[str]) -> 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=["local", "docker"],
-                        default=os.environ.get("INVESTIGATOR_SANDBOX", "local"))
+    parser.add_argument(
+        "--backend", choices=["local", "docker"], default=os.environ.get("INVESTIGATOR_SANDBOX", "local")
+    )
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--allow-origin", action="append", default=[],
-                        help="an extra Origin allowed over HTTP (repeatable)")
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], help="an extra Origin allowed over HTTP (repeatable)"
+    )
     parser.add_argument("--root", type=Path, help="where session workspaces are made")
+    parser.add_argument(
+        "--data-root",
+        type=Path,
+        action="append",
+        default=[],
+        help="over HTTP, data files may be mounted only from under these folders",
+    )
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
 
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="%(asctime)s sandbox %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s sandbox %(levelname)s %(message)s",
+    )
     # SIGTERM ends the process through SystemExit, so lifespan and atexit cleanup still run
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    mcp, registry = build_server(args.backend, args.root)
+    # stdio: the client is the user who started us; HTTP: a token holder, kept to our folders
+    remote = args.transport == "http"
+    mcp, registry = build_server(args.backend, args.root, confine=remote, data_roots=args.data_root)
     try:
         if args.backend == "docker":
             registry.docker()  # connect early: fail fast, and sweep orphans of crashed runs
@@ -87,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_http(mcp: Any, args: argparse.Namespace) -> None:
-    import uvicorn  # noqa: PLC0415
+    import uvicorn
 
     token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
     if not os.environ.get(TOKEN_ENV):

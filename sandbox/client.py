@@ -59,8 +59,14 @@ class McpKernel:
         self.backend = backend
         self.workdir = Path(workdir).resolve() if workdir else None
         self.data_files = [str(Path(p).resolve()) for p in data_files]
-        self.options = {"backend": backend, "image": image, "memory": memory, "cpus": cpus,
-                        "network": network, "timeout": timeout}
+        self.options = {
+            "backend": backend,
+            "image": image,
+            "memory": memory,
+            "cpus": cpus,
+            "network": network,
+            "timeout": timeout,
+        }
         self.timeout = timeout
         self.retries, self.backoff_s = retries, backoff_s
         self.url, self.token = url, token
@@ -89,7 +95,7 @@ class McpKernel:
             except ToolFailed as exc:  # the server said no: retrying would say no again
                 self._disconnect()
                 raise KernelError(f"the sandbox refused to start a {self.backend} session: {exc}") from exc
-            except Exception as exc:  # noqa: BLE001 - any transport failure is retried
+            except Exception as exc:
                 last = exc
                 self._disconnect()
         where = self.url or " ".join(self.server_command)
@@ -121,17 +127,24 @@ class McpKernel:
     # the Kernel protocol ---------------------------------------------------------------------
     def execute(self, code: str, timeout: float = 60.0) -> ExecResult:
         try:
-            data = self._call("execute", {"session_id": self.session_id, "code": code,
-                                          "timeout": timeout}, timeout=timeout + 180)
+            data = self._call(
+                "execute",
+                {"session_id": self.session_id, "code": code, "timeout": timeout},
+                timeout=timeout + 180,
+            )
         except ToolFailed as exc:
             raise KernelError(f"the sandbox could not execute code: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001 - the server is gone: reconnect, report a restart
+        except Exception as exc:
             self._reconnect(exc)
             return ExecResult(
-                ok=False, restarted=True, restored=self._restored,
-                error=ExecError(name="SandboxRestarted",
-                                value=f"the sandbox server was lost ({type(exc).__name__}) and "
-                                "restarted; this code did not finish"),
+                ok=False,
+                restarted=True,
+                restored=self._restored,
+                error=ExecError(
+                    name="SandboxRestarted",
+                    value=f"the sandbox server was lost ({type(exc).__name__}) and "
+                    "restarted; this code did not finish",
+                ),
             )
         return ExecResult.model_validate(data)
 
@@ -148,27 +161,32 @@ class McpKernel:
             return key
         path = Path(key)
         if not path.is_file() or path.stat().st_size > UPLOAD_MAX:
-            raise KernelError(f"{host_path} is not a file of at most {UPLOAD_MAX // 2**20} MiB; "
-                              "pass large data files as McpKernel(data_files=[...]) to mount them")
-        up = self._call_retrying("upload_file", {
-            "name": f"data/{path.name}", "content_base64": base64.b64encode(path.read_bytes()).decode(),
-        }, timeout=120)
+            raise KernelError(
+                f"{host_path} is not a file of at most {UPLOAD_MAX // 2**20} MiB; "
+                "pass large data files as McpKernel(data_files=[...]) to mount them"
+            )
+        up = self._call_retrying(
+            "upload_file",
+            {
+                "name": f"data/{path.name}",
+                "content_base64": base64.b64encode(path.read_bytes()).decode(),
+            },
+            timeout=120,
+        )
         self.data[key] = up["path_in_kernel"]
         return self.data[key]
 
     # MCP plumbing ----------------------------------------------------------------------------
     def _server(self) -> Any:
         if self.url:
-            import httpx2  # noqa: PLC0415 - the SDK's HTTP client
-            from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
 
             headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
             http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None))
             return streamable_http_client(self.url, http_client=http)
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}  # never API keys
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p
-        )
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
         cmd = [*self.server_command, "--backend", self.backend]
         return StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
 
@@ -218,7 +236,7 @@ class McpKernel:
         result = self._portal.call(call)
         payload = result.structured_content
         if payload is None:
-            import json  # noqa: PLC0415
+            import json
 
             payload = json.loads(result.content[0].text) if result.content else {}
         if result.is_error:
@@ -231,7 +249,7 @@ class McpKernel:
             return self._call(tool, {"session_id": self.session_id, **args}, timeout)
         except ToolFailed as exc:
             raise KernelError(f"sandbox tool {tool} failed: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self._reconnect(exc)
             return self._call(tool, {"session_id": self.session_id, **args}, timeout)
 
@@ -241,5 +259,6 @@ class McpKernel:
         try:
             self.start()
         except KernelError as exc:
-            raise KernelError(f"lost the sandbox server ({type(cause).__name__}: {cause}) and "
-                              f"could not get it back: {exc}") from exc
+            raise KernelError(
+                f"lost the sandbox server ({type(cause).__name__}: {cause}) and could not get it back: {exc}"
+            ) from exc

@@ -42,7 +42,7 @@ def _tool(fn: Callable[..., ToolResult]) -> Callable[..., CallToolResult]:
     def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
         try:
             return _reply(fn(*args, **kwargs))
-        except Exception as exc:  # noqa: BLE001 - a tool failure is data for the client
+        except Exception as exc:
             log.info("tool %s failed: %r", fn.__name__, exc)
             reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             return _reply(ToolResult(success=False, summary=f"{type(exc).__name__}: {reason}"), True)
@@ -52,11 +52,14 @@ def _tool(fn: Callable[..., ToolResult]) -> Callable[..., CallToolResult]:
 
 
 def build_server(
-    backend: Literal["local", "docker"] = "local", root: Path | None = None
+    backend: Literal["local", "docker"] = "local",
+    root: Path | None = None,
+    confine: bool = False,
+    data_roots: list[Path] | None = None,
 ) -> tuple[MCPServer, SessionRegistry]:
     """The MCP server and the session registry behind it. The caller closes the registry when
     it stops serving (not per connection: HTTP clients share it)."""
-    registry = SessionRegistry(default_backend=backend, root=root)
+    registry = SessionRegistry(backend, root, confine=confine, data_roots=data_roots)
     mcp = MCPServer(
         "investigator-sandbox",
         instructions=(
@@ -82,17 +85,28 @@ def build_server(
         """Start a kernel session. `data_paths` are host files made readable inside (read-only);
         `data.data_paths` says where. `network` is off unless asked for."""
         options = SessionOptions(
-            backend=backend or registry.default_backend, image=image, memory=memory, cpus=cpus,
-            timeout=timeout, network=network, workspace=workspace, data_paths=data_paths or [],
+            backend=backend or registry.default_backend,
+            image=image,
+            memory=memory,
+            cpus=cpus,
+            timeout=timeout,
+            network=network,
+            workspace=workspace,
+            data_paths=data_paths or [],
         )
         s = registry.create(options)
         return ToolResult(
             success=True,
             summary=f"session {s.id} started ({options.backend})",
             data={
-                "session_id": s.id, "backend": options.backend, "workspace": str(s.workdir),
-                "workspace_in_kernel": s.kernel.workspace_path, "data_paths": s.data,
-                "warnings": s.warnings, "restored": s.restored, "swept_orphans": registry.swept,
+                "session_id": s.id,
+                "backend": options.backend,
+                "workspace": str(s.workdir),
+                "workspace_in_kernel": s.kernel.workspace_path,
+                "data_paths": s.data,
+                "warnings": s.warnings,
+                "restored": s.restored,
+                "swept_orphans": registry.swept,
             },
         )
 
@@ -150,7 +164,8 @@ def build_server(
         path.chmod(0o644)
         inside = f"{s.kernel.workspace_path}/{path.relative_to(s.workdir.resolve())}"
         return ToolResult(
-            success=True, summary=f"wrote {name} ({len(raw):,} bytes)",
+            success=True,
+            summary=f"wrote {name} ({len(raw):,} bytes)",
             data={"name": name, "path_in_kernel": inside, "bytes": len(raw)},
         )
 
@@ -185,7 +200,8 @@ def build_server(
         """Restart the kernel; saved DataFrames are reloaded from the workspace."""
         restored = registry.get(session_id).restart()
         return ToolResult(
-            success=True, summary=f"restarted; DataFrames restored: {', '.join(restored) or 'none'}",
+            success=True,
+            summary=f"restarted; DataFrames restored: {', '.join(restored) or 'none'}",
             data={"restored": restored},
         )
 

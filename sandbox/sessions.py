@@ -7,6 +7,7 @@ to be restarted gets them back (the result says which).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import shutil
@@ -26,6 +27,8 @@ STATE_DIR = ".state"  # pickled DataFrames (hidden from list_files)
 PACKAGES_DIR = ".site-packages"  # install_package target
 OUTPUTS_DIR = "outputs"  # full text of outputs that were cut
 OUTPUT_CAP = 20_000  # characters kept per output field
+DATA_CAP = 256_000  # characters of JSON per structured result before it goes to a file
+MARKER = ".sandbox-workspace"  # a folder the sandbox made or adopted as a workspace
 PERSIST_MAX_BYTES = 512 * 2**20  # larger DataFrames are not persisted
 SENTINEL = "__investigator_restored__"
 
@@ -114,8 +117,15 @@ def __investigator_restore():
 class Session:
     """One kernel and its workspace. Calls are serialised: a kernel runs one cell at a time."""
 
-    def __init__(self, sid: str, options: SessionOptions, kernel: JupyterKernel, workdir: Path,
-                 owns_workdir: bool, data: dict[str, str]) -> None:
+    def __init__(
+        self,
+        sid: str,
+        options: SessionOptions,
+        kernel: JupyterKernel,
+        workdir: Path,
+        owns_workdir: bool,
+        data: dict[str, str],
+    ) -> None:
         self.id, self.options, self.kernel, self.workdir = sid, options, kernel, workdir
         self.owns_workdir = owns_workdir
         self.data = data  # host path -> path inside the kernel
@@ -137,7 +147,7 @@ class Session:
         res = self.kernel.execute("__investigator_restore()", timeout=300)
         for line in res.stdout.splitlines():
             if line.startswith(SENTINEL):
-                return list(json.loads(line[len(SENTINEL):]))
+                return list(json.loads(line[len(SENTINEL) :]))
         return []
 
     # execution -------------------------------------------------------------------------------
@@ -177,6 +187,18 @@ class Session:
             tb = "\n".join(res.error.traceback)
             if len(tb) > limit:
                 res.error.traceback = cap(tb, "traceback").splitlines()
+        for i, item in enumerate(res.data):
+            text = json.dumps(item)
+            if len(text) > DATA_CAP:
+                name = f"{OUTPUTS_DIR}/{stem}-data{i}.json"
+                cap_text(text, 0, self.workdir / name)
+                saved.append(name)
+                res.data[i] = {
+                    "label": item.get("label"),
+                    "result": None,
+                    "saved_as": name,
+                    "note": f"{len(text):,} characters of JSON; read the file",
+                }
         res.files = sorted(set(res.files) | set(saved))
         return res
 
@@ -199,10 +221,17 @@ class Session:
 class SessionRegistry:
     """The live sessions of one server process, and how kernels are made for them."""
 
-    def __init__(self, default_backend: Literal["local", "docker"] = "local",
-                 root: Path | None = None) -> None:
+    def __init__(
+        self,
+        default_backend: Literal["local", "docker"] = "local",
+        root: Path | None = None,
+        confine: bool = False,
+        data_roots: list[Path] | None = None,
+    ) -> None:
         self.default_backend = default_backend
         self.root = root or Path(tempfile.mkdtemp(prefix="investigator-sandbox-"))
+        self.confine = confine  # remote clients: workspaces under root, data under data_roots
+        self.data_roots = [p.resolve() for p in data_roots or []]
         self.sessions: dict[str, Session] = {}
         self._docker: Any = None
         self.swept: list[str] = []
@@ -210,7 +239,7 @@ class SessionRegistry:
     def docker(self) -> Any:
         """The Docker client, made once; its first use sweeps orphans of crashed runs."""
         if self._docker is None:
-            from .kernels.docker import docker_client, sweep_orphans  # noqa: PLC0415
+            from .kernels.docker import docker_client, sweep_orphans
 
             self._docker = docker_client()
             self.swept = sweep_orphans(self._docker)
@@ -219,11 +248,10 @@ class SessionRegistry:
     def create(self, options: SessionOptions) -> Session:
         sid = secrets.token_hex(6)
         owns = options.workspace is None
-        workdir = Path(options.workspace) if options.workspace else self.root / sid
+        workdir = Path(options.workspace).resolve() if options.workspace else self.root / sid
+        self._check(options, workdir)
         workdir.mkdir(parents=True, exist_ok=True)
-        for p in options.data_paths:
-            if not Path(p).is_file():
-                raise FileNotFoundError(f"data file {p} does not exist on the server's machine")
+        (workdir / MARKER).touch()
         kernel, data = self._kernel(options, workdir)
         session = Session(sid, options, kernel, workdir, owns, data)
         try:
@@ -235,12 +263,30 @@ class SessionRegistry:
         self.sessions[sid] = session
         return session
 
+    def _check(self, options: SessionOptions, workdir: Path) -> None:
+        """Refuse host paths a session must not take over: a workspace is new, empty or ours
+        (it is made writable for the sandbox user), and with `confine` stays under the roots."""
+        if workdir.is_dir() and any(workdir.iterdir()) and not (workdir / MARKER).exists():
+            raise PermissionError(
+                f"workspace {workdir} already holds files the sandbox did not make; "
+                "give a new or empty folder"
+            )
+        if self.confine and not workdir.is_relative_to(self.root.resolve()):
+            raise PermissionError(f"workspace must be under {self.root} on this server")
+        for p in options.data_paths:
+            path = Path(p).resolve()
+            if self.confine and not any(path.is_relative_to(r) for r in self.data_roots):
+                roots = ", ".join(map(str, self.data_roots)) or "none (start with --data-root)"
+                raise PermissionError(f"data file {p} is outside the allowed data roots: {roots}")
+            if not path.is_file():
+                raise FileNotFoundError(f"data file {p} does not exist on the server's machine")
+
     def _kernel(self, options: SessionOptions, workdir: Path) -> tuple[JupyterKernel, dict[str, str]]:
         if options.backend == "local":
-            from .kernels.local import LocalKernel  # noqa: PLC0415
+            from .kernels.local import LocalKernel
 
             return LocalKernel(workdir), {p: str(Path(p).resolve()) for p in options.data_paths}
-        from .kernels.docker import DEFAULT_IMAGE, DockerKernel  # noqa: PLC0415
+        from .kernels.docker import DEFAULT_IMAGE, DockerKernel
 
         mounts: dict[str, str] = {}
         for i, p in enumerate(options.data_paths):
@@ -249,8 +295,13 @@ class SessionRegistry:
                 inside = f"/data/{i}-{Path(p).name}"
             mounts[p] = inside
         kernel = DockerKernel(
-            workdir, image=options.image or DEFAULT_IMAGE, memory=options.memory,
-            cpus=options.cpus, pids=options.pids, network=options.network, mounts=mounts,
+            workdir,
+            image=options.image or DEFAULT_IMAGE,
+            memory=options.memory,
+            cpus=options.cpus,
+            pids=options.pids,
+            network=options.network,
+            mounts=mounts,
             client=self.docker(),
         )
         return kernel, mounts
@@ -268,7 +319,5 @@ class SessionRegistry:
 
     def close_all(self) -> None:
         for sid in list(self.sessions):
-            try:
+            with contextlib.suppress(Exception):  # closing everything at exit is best effort
                 self.close(sid)
-            except Exception:  # noqa: BLE001 - closing everything at exit is best effort
-                pass

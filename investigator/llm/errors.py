@@ -1,12 +1,12 @@
 """Errors of the LLM boundary, placed in the project's tree (`investigator.errors`):
 
-    UserError (exit 2)
-    └── LLMAuthError         the endpoint refused the key, or the account has no quota/billing
-    PlannerError (exit 1)
-    ├── LLMUnavailable       the endpoint kept failing (connection, timeouts, 5xx, 429) past the backoff
-    ├── LLMRequestRejected   the endpoint refused the request itself (unknown model, bad parameter)
-    ├── PromptTooLarge       a prompt broke the context budget; refused before sending
-    └── InvalidOutput        the answer failed validation after every re-ask (the planner falls back)
+UserError (exit 2)
+└── LLMAuthError         the endpoint refused the key, or the account has no quota/billing
+PlannerError (exit 1)
+├── LLMUnavailable       the endpoint kept failing (connection, timeouts, 5xx, 429) past the backoff
+├── LLMRequestRejected   the endpoint refused the request itself (unknown model, bad parameter)
+├── PromptTooLarge       a prompt broke the context budget; refused before sending
+└── InvalidOutput        the answer failed validation after every re-ask (the planner falls back)
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ class Prompt(BaseModel):
 @cache
 def library_reference() -> str:
     """One line per public function of the analysis library: signature and first docstring line."""
-    from .. import analysis  # noqa: PLC0415
+    from .. import analysis
 
     lines = []
     for name in analysis.__all__:

@@ -60,13 +60,17 @@ class NextStep(BaseModel):
         if self._must_conclude and self.type != DecisionType.CONCLUDE:
             raise ValueError("the context says you must CONCLUDE now; answer with type CONCLUDE")
         if self.hypothesis_id is not None and self._ids and self.hypothesis_id not in self._ids:
-            raise ValueError(f"hypothesis_id {self.hypothesis_id!r} is not one of {', '.join(sorted(self._ids))}")
+            raise ValueError(
+                f"hypothesis_id {self.hypothesis_id!r} is not one of {', '.join(sorted(self._ids))}"
+            )
         if self.type == DecisionType.PIVOT and not self.hypothesis_id:
             raise ValueError("PIVOT needs the hypothesis_id to move to")
         try:
             self.to_decision()
         except ValidationError as e:
-            raise ValueError("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from None
+            raise ValueError(
+                "; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())
+            ) from None
         return self
 
     def to_decision(self) -> Decision:
@@ -92,7 +96,9 @@ class StepFinding(BaseModel):
     """What the step's output showed."""
 
     summary: str = Field(max_length=900, description="two or three sentences with the key numbers")
-    updates: list[HypothesisUpdate] = Field(default_factory=list, description="status changes the output supports")
+    updates: list[HypothesisUpdate] = Field(
+        default_factory=list, description="status changes the output supports"
+    )
 
     _ids: frozenset[str] = frozenset()
 
@@ -106,8 +112,13 @@ class StepFinding(BaseModel):
     def to_compressed(self, structured: Compressed) -> Compressed:
         """The model's summary; the library's updates first, the model's after them (so it can
         overrule them); the library's structured evidence kept as the record."""
-        ours = [Update(hypothesis_id=u.hypothesis_id, status=Status(u.status), evidence=u.evidence) for u in self.updates]
-        return structured.model_copy(update={"summary": self.summary, "updates": [*structured.updates, *ours]})
+        ours = [
+            Update(hypothesis_id=u.hypothesis_id, status=Status(u.status), evidence=u.evidence)
+            for u in self.updates
+        ]
+        return structured.model_copy(
+            update={"summary": self.summary, "updates": [*structured.updates, *ours]}
+        )
 
 
 class Reflection(BaseModel):

@@ -84,7 +84,6 @@ def load_llm_settings(**overrides: Any) -> LLMSettings:
         return LLMSettings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as e:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'llm settings'}: {err['msg']}"
-            for err in e.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'llm settings'}: {err['msg']}" for err in e.errors()
         )
         raise ConfigError(f"invalid LLM settings: {problems}") from None

@@ -13,6 +13,7 @@ and by `sweep_orphans` (run when a backend starts) when their owner is gone.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import secrets
@@ -38,7 +39,7 @@ _PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, 
 
 def docker_client() -> Any:
     """A client for the local daemon; raises `docker.errors.DockerException` when none answers."""
-    import docker  # noqa: PLC0415 - the local backend must not need the docker SDK
+    import docker
 
     client = docker.from_env(version="auto", timeout=60)
     client.ping()
@@ -80,20 +81,23 @@ def sweep_orphans(client: Any) -> list[str]:
         if not _owner_alive(c.labels.get(f"{LABEL}.owner", "")):
             c.remove(force=True)
             removed.append(c.name)
+            for m in c.attrs.get("Mounts", []):  # the crashed owner's socket folder
+                if m.get("Destination") == "/run/kernel" and "/inv-k-" in m.get("Source", ""):
+                    shutil.rmtree(m["Source"], ignore_errors=True)
     return removed
 
 
 class _Registry:
-    """The containers this process started, removed at exit whatever else happens."""
+    """The containers this process started (and their socket folders), removed at exit."""
 
     def __init__(self) -> None:
-        self.live: dict[str, Any] = {}
+        self.live: dict[str, tuple[Any, Path]] = {}
         self.lock = threading.Lock()
         atexit.register(self.remove_all)
 
-    def add(self, container: Any) -> None:
+    def add(self, container: Any, runtime: Path) -> None:
         with self.lock:
-            self.live[container.id] = container
+            self.live[container.id] = (container, runtime)
 
     def discard(self, container: Any) -> None:
         with self.lock:
@@ -102,11 +106,10 @@ class _Registry:
     def remove_all(self) -> None:
         with self.lock:
             doomed, self.live = list(self.live.values()), {}
-        for c in doomed:
-            try:
-                c.remove(force=True)
-            except Exception:  # noqa: BLE001 - best effort at exit
-                pass
+        for container, runtime in doomed:
+            with contextlib.suppress(Exception):  # best effort at exit
+                container.remove(force=True)
+            shutil.rmtree(runtime, ignore_errors=True)
 
 
 _REGISTRY = _Registry()
@@ -184,7 +187,7 @@ class DockerKernel(JupyterKernel):
             volumes=volumes,
             working_dir="/workspace",
         )
-        _REGISTRY.add(self.container)
+        _REGISTRY.add(self.container, self._runtime)
         self.kc = BlockingKernelClient()
         self.kc.load_connection_info({**info, "ip": str(self._runtime / "k")})
         self._wait_for_sockets()
@@ -211,10 +214,8 @@ class DockerKernel(JupyterKernel):
         if self.kc is not None:
             self.kc.stop_channels()
         if self.container is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone is fine
                 self.container.remove(force=True)
-            except Exception:  # noqa: BLE001 - already gone is fine
-                pass
             _REGISTRY.discard(self.container)
         if self._runtime is not None:
             shutil.rmtree(self._runtime, ignore_errors=True)
@@ -223,17 +224,15 @@ class DockerKernel(JupyterKernel):
     def _interrupt(self) -> None:
         """SIGINT to the kernel through docker-init, which forwards it (the kernel keeps state)."""
         if self.container is not None:
-            try:
+            with contextlib.suppress(Exception):  # a dead container is noticed by alive()
                 self.container.kill(signal="SIGINT")
-            except Exception:  # noqa: BLE001 - a dead container is noticed by alive()
-                pass
 
     def alive(self) -> bool:
         if self.container is None:
             return False
         try:
             self.container.reload()
-        except Exception:  # noqa: BLE001 - removed or daemon gone: not alive
+        except Exception:
             return False
         return bool(self.container.status == "running")
 

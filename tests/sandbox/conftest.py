@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import pytest
 from mcp import StdioServerParameters
@@ -30,11 +30,11 @@ def _docker_problem() -> str | None:
         from sandbox.kernels.docker import DEFAULT_IMAGE, docker_client
 
         client = docker_client()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"no Docker daemon could be reached ({type(exc).__name__}); run .ci/docker-setup.sh"
     try:
         client.images.get(DEFAULT_IMAGE)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return f"Docker runs but image {DEFAULT_IMAGE} is not built; run .ci/docker-setup.sh"
     return None
 
@@ -52,9 +52,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+Backend = Literal["local", "docker"]
+
+
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return cast(Backend, request.param)
 
 
 def server_params(backend: str, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -66,9 +69,9 @@ def server_params(backend: str, extra_env: dict[str, str] | None = None) -> Stdi
 
 
 @pytest.fixture
-def kernel(backend: str, tmp_path: Path) -> Iterator[McpKernel]:
+def kernel(backend: Backend, tmp_path: Path) -> Iterator[McpKernel]:
     """A started `McpKernel` on a fresh workspace, closed afterwards."""
-    k = McpKernel(backend=backend, workdir=tmp_path / "ws", memory="1g")  # type: ignore[arg-type]
+    k = McpKernel(backend=backend, workdir=tmp_path / "ws", memory="1g")
     k.start()
     try:
         yield k

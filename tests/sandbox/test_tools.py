@@ -18,15 +18,24 @@ pytestmark = pytest.mark.anyio
 async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
     async with Client(server_params(backend)) as c:
         names = {t.name for t in (await c.list_tools()).tools}
-        assert names >= {"create_session", "execute", "install_package", "upload_file",
-                         "list_files", "download_file", "restart", "cleanup"}
+        assert names >= {
+            "create_session",
+            "execute",
+            "install_package",
+            "upload_file",
+            "list_files",
+            "download_file",
+            "restart",
+            "cleanup",
+        }
 
         made = structured(await c.call_tool("create_session", {"memory": "1g"}))
         assert made["success"], made
         sid = made["data"]["session_id"]
 
-        up = await c.call_tool("upload_file", {"session_id": sid, "name": "in/sales.csv",
-                                               "text": "day,revenue\n1,10\n2,32\n"})
+        up = await c.call_tool(
+            "upload_file", {"session_id": sid, "name": "in/sales.csv", "text": "day,revenue\n1,10\n2,32\n"}
+        )
         assert not up.is_error, up
         inside = structured(up)["data"]["path_in_kernel"]
 
@@ -44,7 +53,7 @@ async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
         figure = next(d for d in out["data"]["displays"] if d.startswith("[image saved as"))
         png_name = figure.removeprefix("[image saved as ").removesuffix("]")
         assert "out.csv" in out["data"]["files"] and png_name in out["data"]["files"]
-        assert "iVBOR" not in ran.content[0].text, "an image was inlined into the tool result"
+        assert "iVBOR" not in str(ran.content), "an image was inlined into the tool result"
 
         listed = structured(await c.call_tool("list_files", {"session_id": sid}))["data"]["files"]
         assert {"in/sales.csv", "out.csv", png_name} <= set(listed)
@@ -75,8 +84,7 @@ async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: str
         assert bad.is_error and structured(bad)["success"] is False
 
         sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["data"]["session_id"]
-        escape = await c.call_tool("upload_file", {"session_id": sid, "name": "../../etc/x",
-                                                   "text": "x"})
+        escape = await c.call_tool("upload_file", {"session_id": sid, "name": "../../etc/x", "text": "x"})
         assert escape.is_error and "inside the workspace" in structured(escape)["summary"]
         missing = await c.call_tool("download_file", {"session_id": sid, "name": "absent.txt"})
         assert missing.is_error
@@ -110,15 +118,49 @@ def _wheel(name: str = "tinypkg") -> bytes:
 async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
     async with Client(server_params(backend)) as c:
         sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["data"]["session_id"]
-        await c.call_tool("upload_file", {
-            "session_id": sid, "name": "tinypkg-0.1-py3-none-any.whl",
-            "content_base64": base64.b64encode(_wheel()).decode(),
-        })
-        done = await c.call_tool("install_package", {
-            "session_id": sid, "package": "./tinypkg-0.1-py3-none-any.whl", "index": False,
-        })
+        await c.call_tool(
+            "upload_file",
+            {
+                "session_id": sid,
+                "name": "tinypkg-0.1-py3-none-any.whl",
+                "content_base64": base64.b64encode(_wheel()).decode(),
+            },
+        )
+        done = await c.call_tool(
+            "install_package",
+            {
+                "session_id": sid,
+                "package": "./tinypkg-0.1-py3-none-any.whl",
+                "index": False,
+            },
+        )
         assert not done.is_error, structured(done)
-        used = structured(await c.call_tool("execute", {
-            "session_id": sid, "code": "import tinypkg; tinypkg.ANSWER"}))
+        used = structured(
+            await c.call_tool("execute", {"session_id": sid, "code": "import tinypkg; tinypkg.ANSWER"})
+        )
         assert used["data"]["result"] == "42"
+        await c.call_tool("cleanup", {"session_id": sid})
+
+
+async def test_a_folder_with_foreign_files_is_not_taken_as_a_workspace(tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("not the sandbox's")
+    async with Client(server_params("local")) as c:
+        refused = await c.call_tool("create_session", {"workspace": str(tmp_path)})
+        assert refused.is_error and "did not make" in structured(refused)["summary"]
+        fresh = structured(await c.call_tool("create_session", {"workspace": str(tmp_path / "ws")}))
+        await c.call_tool("cleanup", {"session_id": fresh["data"]["session_id"]})
+        again = structured(await c.call_tool("create_session", {"workspace": str(tmp_path / "ws")}))
+        assert again["success"]  # a workspace the sandbox made is reused (resume)
+        await c.call_tool("cleanup", {"session_id": again["data"]["session_id"]})
+
+
+async def test_a_huge_structured_result_goes_to_a_file(tmp_path: Path) -> None:
+    async with Client(server_params("local")) as c:
+        sid = structured(await c.call_tool("create_session", {}))["data"]["session_id"]
+        ran = structured(
+            await c.call_tool("execute", {"session_id": sid, "code": "emit(list(range(100_000)), 'big')"})
+        )
+        (item,) = ran["data"]["data"]
+        assert item["result"] is None and item["label"] == "big"
+        assert item["saved_as"] in ran["data"]["files"]
         await c.call_tool("cleanup", {"session_id": sid})

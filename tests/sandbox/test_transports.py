@@ -41,23 +41,51 @@ def _answer(proc: subprocess.Popen[str], msg_id: int, seen: list[str]) -> dict[s
 def test_stdio_carries_nothing_but_mcp_messages(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "sandbox", "--backend", "local", "--log-level", "DEBUG"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=child_env(), cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=tmp_path,
     )
     seen: list[str] = []
     try:
-        _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}})
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            },
+        )
         _answer(proc, 1, seen)
         _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": "create_session", "arguments": {}}})
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "create_session", "arguments": {}},
+            },
+        )
         made = _answer(proc, 2, seen)
         sid = made["result"]["structuredContent"]["data"]["session_id"]  # type: ignore[index]
-        noisy = "import os, sys\nos.write(1, b'raw fd write\\n')\nprint('hello')\nsys.__stdout__.write('x\\n')"
-        _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                    "params": {"name": "execute", "arguments": {"session_id": sid, "code": noisy}}})
+        noisy = "import os, sys\nos.write(1, b'fd write\\n')\nprint('hello')\nsys.__stdout__.write('x\\n')"
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "execute", "arguments": {"session_id": sid, "code": noisy}},
+            },
+        )
         ran = _answer(proc, 3, seen)
         assert ran["result"]["structuredContent"]["data"]["stdout"] == "hello\n"  # type: ignore[index]
     finally:
@@ -78,8 +106,10 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
     port, token = _free_port(), "test-token-123"
     proc = subprocess.Popen(
         [sys.executable, "-m", "sandbox", "--transport", "http", "--port", str(port)],
-        env=child_env(INVESTIGATOR_SANDBOX_TOKEN=token), cwd=tmp_path,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=child_env(INVESTIGATOR_SANDBOX_TOKEN=token),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 30
@@ -98,8 +128,16 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 def test_http_requires_the_bearer_token_and_a_local_origin(http_server: tuple[str, str]) -> None:
     url, token = http_server
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     assert httpx.post(url, json=hello, headers=headers).status_code == 401
     wrong = {**headers, "Authorization": "Bearer not-the-token"}
@@ -117,9 +155,20 @@ def test_http_serves_a_real_session(http_server: tuple[str, str]) -> None:
         assert k.execute("x + 22").result == "42"
 
 
+def test_http_clients_cannot_mount_host_files_or_pick_workspaces(
+    http_server: tuple[str, str], tmp_path: Path
+) -> None:
+    url, token = http_server
+    secret = tmp_path / "elsewhere.csv"
+    secret.write_text("a\n1\n")
+    with pytest.raises(KernelError, match="outside the allowed data roots"):
+        McpKernel(url=url, token=token, data_files=[secret], retries=0).start()
+    with pytest.raises(KernelError, match="workspace must be under"):
+        McpKernel(url=url, token=token, workdir=tmp_path / "ws", retries=0).start()
+
+
 def test_an_unreachable_server_fails_clearly_after_retries() -> None:
-    k = McpKernel(server_command=[sys.executable, "-c", "import sys; sys.exit(3)"],
-                  retries=2, backoff_s=0.05)
+    k = McpKernel(server_command=[sys.executable, "-c", "import sys; sys.exit(3)"], retries=2, backoff_s=0.05)
     started = time.monotonic()
     with pytest.raises(KernelError, match="after 3 attempts"):
         k.start()
