@@ -64,7 +64,7 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()
     if length % 7:
-        keep &= ends.dt.dayofweek == pd.Timestamp(spec.current.end).dayofweek
+        keep &= ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week
     return change[keep].to_numpy(dtype=float)
 
 

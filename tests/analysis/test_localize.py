@@ -69,9 +69,7 @@ def test_two_attribute_drop_is_the_pair_not_its_parent() -> None:
 
 def test_two_causes_are_both_found() -> None:
     found = run(weekly([({"country": "JP"}, 0.6), ({"category": "toys"}, 1.6)], seed=2))
-    assert sorted(map(str, segments(found))) == sorted(
-        map(str, [{"country": "JP"}, {"category": "toys"}])
-    )
+    assert sorted(map(str, segments(found))) == sorted(map(str, [{"country": "JP"}, {"category": "toys"}]))
 
 
 def test_spike_is_found_with_positive_change() -> None:

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from investigator.analysis.movement import historical_changes, movement, pct_change
+
+from .helpers import daily, spec
+
+
+def steady(n: int, seed: int = 0, level: float = 100.0, noise: float = 0.01) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return list(level * (1 + rng.normal(0, noise, n)))
+
+
+def test_change_and_pct_are_exact() -> None:
+    values = [10.0] * 7 + [12.0] * 7
+    m = movement(daily(values), spec())
+    assert m.current == 84 and m.baseline == 70 and m.change == 14
+    assert m.change_pct == pytest.approx(0.2)
+
+
+def test_a_drop_far_outside_history_is_significant() -> None:
+    values = steady(120)
+    values[-7:] = [v * 0.8 for v in values[-7:]]
+    m = movement(daily(values), spec())
+    assert m.significant and m.z is not None and m.z < -5
+    assert m.history_points >= 90
+
+
+def test_noise_is_not_significant() -> None:
+    m = movement(daily(steady(120, seed=4)), spec())
+    assert not m.significant and abs(m.z or 0) < 3
+
+
+def test_history_only_uses_windows_before_the_current_one() -> None:
+    values = steady(60)
+    values[-7:] = [1000.0] * 7  # a huge current window must not enter its own history
+    hist = historical_changes(daily(values), spec())
+    assert np.all(np.abs(hist) < 0.2)
+
+
+def test_short_windows_compare_the_same_weekday() -> None:
+    s = spec(days=1)
+    # weekday pattern: Sundays (END is a Sunday) are 2x; day-over-day changes would look huge
+    values = [200.0 if (i % 7) == 6 else 100.0 for i in range(70)]
+    hist = historical_changes(daily(values), s.model_copy(update={"baseline": s.current.shifted(7)}))
+    assert len(hist) == 8 and np.allclose(hist, 0.0)
+
+
+def test_too_little_history_falls_back_to_a_plain_threshold() -> None:
+    m = movement(daily([10.0] * 7 + [9.0] * 7), spec())
+    assert m.z is None and m.history_points == 0 and m.significant  # -10% >= 5%
+
+
+def test_ratio_metric_and_zero_baseline() -> None:
+    d = daily([1.0] * 14)
+    d["orders"] = [0.0] * 7 + [2.0] * 7
+    m = movement(d, spec(num="revenue", den="orders"))
+    assert np.isnan(m.baseline) and m.change_pct is None
+    assert pct_change(5.0, 0.0) is None and pct_change(-5.0, -10.0) == pytest.approx(0.5)

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from itertools import product
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from investigator.analysis.quality import quality_checks
+from investigator.analysis.queries import open_table
+
+from .helpers import END, spec
+
+DIMS = {"country": ["US", "DE", "JP"], "platform": ["web", "app"]}
+
+
+def table(days: int = 60, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    leaves = list(product(*DIMS.values()))
+    rows = [
+        (END - timedelta(days=days - 1 - d), c, p, 100.0 * (1 + rng.normal(0, 0.01)))
+        for d in range(days)
+        for c, p in leaves
+    ]
+    return pd.DataFrame(rows, columns=["date", "country", "platform", "revenue"])
+
+
+def check(frame: pd.DataFrame):  # type: ignore[no-untyped-def]
+    return quality_checks(open_table(frame, "date"), spec())
+
+
+def test_clean_data_has_no_issue() -> None:
+    assert check(table()).issues == []
+
+
+def test_duplicated_day_in_the_window() -> None:
+    t = table()
+    day = END - timedelta(days=2)
+    q = check(pd.concat([t, t[t["date"] == day]]))
+    assert [i.detail for i in q.issues] == ["duplicates"]
+    issue = q.issues[0]
+    assert issue.days == [day] and issue.segment == {}
+    assert issue.effect == pytest.approx(t.loc[t["date"] == day, "revenue"].sum())
+    assert issue.share == pytest.approx(1.0, abs=0.1)  # it explains the whole change
+
+
+def test_duplicated_day_in_the_baseline_pushes_the_other_way() -> None:
+    t = table()
+    day = END - timedelta(days=9)
+    q = check(pd.concat([t, t[t["date"] == day]]))
+    assert q.issues[0].detail == "duplicates" and q.issues[0].effect < 0
+
+
+def test_missing_partition_is_named_by_its_segment() -> None:
+    t = table()
+    lost = [END - timedelta(days=1), END - timedelta(days=3)]
+    q = check(t[~((t["country"] == "JP") & t["date"].isin(lost))])
+    assert q.issues[0].detail == "missing_data"
+    assert q.issues[0].segment == {"country": "JP"}
+    assert sorted(q.issues[0].days) == sorted(lost)
+    assert q.issues[0].share == pytest.approx(1.0, abs=0.15)
+    assert all(i.segment != {"platform": "web"} for i in q.issues)  # echoes in other dimensions dropped
+
+
+def test_whole_day_missing() -> None:
+    t = table()
+    q = check(t[t["date"] != END - timedelta(days=4)])
+    assert any(i.detail == "missing_data" and i.segment == {} for i in q.issues)
+
+
+def test_incomplete_recent_days_alike_across_segments() -> None:
+    t = table()
+    t.loc[t["date"] == END, "revenue"] *= 0.4
+    t.loc[t["date"] == END - timedelta(days=1), "revenue"] *= 0.7
+    q = check(t)
+    assert q.issues[0].detail == "incomplete_recent_data"
+    assert q.issues[0].days == [END - timedelta(days=1), END]
+
+
+def test_a_real_drop_in_one_segment_is_not_late_data() -> None:
+    t = table()
+    t.loc[(t["date"] >= END - timedelta(days=1)) & (t["country"] == "US"), "revenue"] *= 0.1
+    assert all(i.detail != "incomplete_recent_data" for i in check(t).issues)
+
+
+def test_nulls_and_negatives_appearing_in_the_window() -> None:
+    t = table()
+    recent = t.index[t["date"] >= END - timedelta(days=2)]
+    t.loc[recent[:4], "revenue"] = np.nan
+    t.loc[recent[4:6], "revenue"] = -50.0
+    details = {i.detail for i in check(t).issues}
+    assert {"null_values", "negative_values"} <= details
