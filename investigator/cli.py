@@ -6,7 +6,8 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,6 +15,7 @@ from rich.console import Console
 from .config import load_settings
 from .decision import Decision
 from .errors import InvestigatorError, UserError
+from .investigation import Progress
 from .report import Report, render_terminal
 from .source import Request
 from .state import RunState
@@ -22,7 +24,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _progress(quiet: bool, max_iterations: int):  # type: ignore[no-untyped-def]
+def _progress(quiet: bool, max_iterations: int) -> tuple[Any, Progress | None]:
     """A one-line status on a terminal; silent when piped or --quiet."""
     if quiet or not sys.stderr.isatty():
         return None, None
@@ -46,7 +48,7 @@ def _finish(report: Report, json_path: Path | None, quiet: bool) -> None:
     render_terminal(report, Console(), quiet=quiet)
 
 
-def _guard(fn):  # type: ignore[no-untyped-def]
+def _guard(fn: Callable[[], None]) -> None:
     try:
         fn()
     except UserError as e:
@@ -108,7 +110,7 @@ def main_command(
             data=str(data) if data else None,
             window=window,
             end=end_day,
-            baseline=baseline,  # type: ignore[arg-type]
+            baseline=baseline,
             time_column=time_column,
             dimensions=[d.strip() for d in dimensions.split(",") if d.strip()] if dimensions else None,
             objective=objective,

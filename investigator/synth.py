@@ -62,7 +62,7 @@ def generate(
     mult = np.outer(dow * shock, np.ones(n_leaf))  # days x leaves
     cr_mult = np.ones((n_day, n_leaf))
     in_window = np.array([d > end - timedelta(days=window) for d in dates])
-    truth_seg: dict[str, str] = {}
+    truth_seg: dict[str, str] = {}  # stays {} for causes about the whole metric
     detail = None
     kind = cause
 
@@ -122,7 +122,7 @@ def generate(
     revenue = np.round(orders * aov * rng.lognormal(0, 0.08, (n_day, n_leaf)), 2)
     frame = pd.DataFrame(
         {
-            "date": np.repeat(dates, n_leaf),
+            "date": np.repeat(np.array(dates, dtype=object), n_leaf),
             **{k: np.tile(leaves[k].to_numpy(), n_day) for k in names},
             "sessions": sessions.ravel(),
             "orders": orders.ravel(),
@@ -158,6 +158,4 @@ def generate(
         "end": end.isoformat(),
         "causes": [{"kind": kind, "segment": truth_seg, **({"detail": detail} if detail else {})}],
     }
-    if cause in ("seasonality", "broad_based", "no_change", "duplicates", "incomplete_recent_data"):
-        truth["causes"][0]["segment"] = {}
     return frame.reset_index(drop=True), truth

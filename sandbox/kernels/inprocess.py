@@ -29,7 +29,7 @@ class InProcessKernel:
 
         out, err = io.StringIO(), io.StringIO()
         sink: list[dict[str, Any]] = []
-        emit_module.sink = sink
+        emit_module.sink = sink  # type: ignore[attr-defined]
         started = time.monotonic()
         error = None
         try:
@@ -40,7 +40,7 @@ class InProcessKernel:
                 name=type(e).__name__, value=str(e), traceback=traceback.format_exc().splitlines()
             )
         finally:
-            emit_module.sink = None
+            emit_module.sink = None  # type: ignore[attr-defined]
         return ExecResult(
             ok=error is None,
             stdout=out.getvalue(),
