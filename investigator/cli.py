@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
