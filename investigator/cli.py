@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,8 +16,8 @@ from rich.console import Console
 from .config import load_settings
 from .decision import Decision
 from .errors import InvestigatorError, UserError
-from .investigation import Progress
 from .report import Report, render_terminal
+from .runner import Hooks, investigate, resume
 from .source import Request
 from .state import RunState
 
@@ -24,21 +25,28 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _progress(quiet: bool, max_iterations: int) -> tuple[Any, Progress | None]:
-    """A one-line status on a terminal; silent when piped or --quiet."""
+@contextmanager
+def _live(quiet: bool, max_iterations: int, llm: dict[str, Any]) -> Iterator[Hooks]:
+    """A one-line status on a terminal (iteration, hypothesis, decision, elapsed, tokens), which
+    also shows the countdown while an LLM call backs off; silent when piped or with --quiet."""
     if quiet or not sys.stderr.isatty():
-        return None, None
-    status = err.status("starting the kernel and loading data...")
+        yield Hooks(llm=llm)
+        return
     started = time.monotonic()
+    with err.status("starting the kernel and loading data...") as status:
 
-    def update(state: RunState, decision: Decision | None) -> None:
-        d = decision.type.value if decision else ""
-        h = decision.hypothesis_id if decision and decision.hypothesis_id else "-"
-        status.update(
-            f"iteration {state.iteration}/{max_iterations} · {h} · {d} · {time.monotonic() - started:.1f}s"
-        )
+        def update(state: RunState, decision: Decision | None) -> None:
+            d = decision.type.value if decision else ""
+            h = decision.hypothesis_id if decision and decision.hypothesis_id else "-"
+            tokens = state.tokens.get("total", 0)
+            status.update(
+                f"iteration {state.iteration}/{max_iterations} · {h} · {d} · "
+                f"{time.monotonic() - started:.1f}s · {tokens:,} tokens"
+            )
 
-    return status, update
+        from .llm.wait import countdown
+
+        yield Hooks(progress=update, on_wait=countdown(status.update), llm=llm)
 
 
 def _finish(report: Report, json_path: Path | None, quiet: bool) -> None:
@@ -86,6 +94,13 @@ def main_command(
     planner: Annotated[str | None, typer.Option(help="offline (default) or llm.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="local (default) or docker.")] = None,
     max_iterations: Annotated[int | None, typer.Option(help="Stop after this many steps.")] = None,
+    max_tokens_per_run: Annotated[
+        int | None, typer.Option(help="LLM planner: conclude once this many tokens are used.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="LLM planner: model name at OPENAI_BASE_URL.")] = None,
+    llm_mode: Annotated[
+        str | None, typer.Option(help="LLM planner: tools | json | json_schema | md_json.")
+    ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where run folders go (default ./runs).")] = None,
 ) -> None:
     """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
@@ -103,7 +118,11 @@ def main_command(
         except ValueError:
             raise UserError(f"--end {end!r} is not a date like 2026-03-29") from None
         settings = load_settings(
-            planner=planner, sandbox=sandbox, max_iterations=max_iterations, runs_dir=runs_dir
+            planner=planner,
+            sandbox=sandbox,
+            max_iterations=max_iterations,
+            max_tokens_per_run=max_tokens_per_run,
+            runs_dir=runs_dir,
         )
         request = Request(
             metric=metric,
@@ -115,14 +134,9 @@ def main_command(
             dimensions=[d.strip() for d in dimensions.split(",") if d.strip()] if dimensions else None,
             objective=objective,
         )
-        from .runner import investigate
-
-        status, update = _progress(quiet, settings.max_iterations)
-        if status:
-            with status:
-                report = investigate(request, settings, update)
-        else:
-            report = investigate(request, settings)
+        llm = {k: v for k, v in {"model": model, "mode": llm_mode}.items() if v}
+        with _live(quiet, settings.max_iterations, llm) as hooks:
+            report = investigate(request, settings, hooks)
         _finish(report, json_path, quiet)
 
     _guard(go)
@@ -134,10 +148,9 @@ def resume_command(ctx: typer.Context, run_id: str) -> None:
     opts = ctx.obj or {}
 
     def go() -> None:
-        from .runner import resume
-
         settings = load_settings(runs_dir=opts.get("runs_dir"))
-        report = resume(run_id, settings)
+        with _live(opts.get("quiet", False), settings.max_iterations, {}) as hooks:
+            report = resume(run_id, settings, hooks)
         _finish(report, opts.get("json_path"), opts.get("quiet", False))
 
     _guard(go)

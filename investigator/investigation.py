@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from sandbox.models import ExecResult
 
 from .compress import Compressed, compress
@@ -45,19 +47,27 @@ Progress = Callable[[RunState, Decision | None], None]
 
 
 def new_run(request: Request, data: Any, settings: Settings, planner: str) -> RunState:
-    """Validate the request against the data and create the run's first checkpoint."""
+    """Validate the request against the data (a path or a DataFrame) and create the run's first
+    checkpoint. A DataFrame is saved into the run folder, so the kernel and a resume can read it."""
     spec, _ = resolve(request, data)
+    run_id = new_run_id()
+    folder = run_dir(settings.runs_dir, run_id)
+    if isinstance(data, pd.DataFrame):
+        folder.mkdir(parents=True, exist_ok=True)
+        data.to_parquet(folder / "data.parquet", index=False)
+        data = folder / "data.parquet"
     state = RunState(
-        run_id=new_run_id(),
+        run_id=run_id,
         created_at=datetime.now(UTC),
-        request=request,
+        request=request.model_copy(update={"data": str(data)}),
         spec=spec,
         data_path=str(Path(str(data)).resolve()),
         planner=planner,
         sandbox=settings.sandbox,
+        settings=settings.model_dump(mode="json", exclude={"runs_dir"}),
         hypotheses=seed_hypotheses(spec),
     )
-    save(state, run_dir(settings.runs_dir, state.run_id))
+    save(state, folder)
     return state
 
 
@@ -133,7 +143,7 @@ class Investigation:
             self.setup_kernel(state)
             notice = "The kernel died and was restarted; the data was reloaded (table, daily, cube, spec)."
         compressed = self.planner.compress(decision, result, compress(decision, result))
-        output_file = save_output(folder, state.iteration + 1, result.text())
+        output_file = save_output(folder, state.iteration + 1, result, result.text())
         updated = apply_updates(hyps, compressed.updates)
         state = state.model_copy(
             update={

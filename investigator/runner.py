@@ -1,26 +1,45 @@
-"""Wiring for the front doors: pick the planner and kernel, run or resume, always clean up."""
+"""Wiring for the front doors: pick the planner and kernel, run, resume or continue, always clean up."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from .config import Settings
 from .demo import demo_path
 from .errors import ConfigError
-from .investigation import Investigation, Progress, new_run
+from .investigation import Investigation, new_run
 from .protocols import Kernel, Planner
 from .report import Report
 from .source import Request, metric_data
-from .state import RunState, load, run_dir
+from .state import RunState, load, run_dir, save
 
 
-def make_planner(name: str) -> Planner:
-    if name == "offline":
+class Hooks(BaseModel):
+    """What a front door plugs in: progress updates, a countdown while the LLM backs off, and
+    overrides of the LLM settings (model, mode)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    progress: Any = None
+    on_wait: Any = None
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+
+def make_planner(settings: Settings, hooks: Hooks | None = None) -> Planner:
+    hooks = hooks or Hooks()
+    if settings.planner == "offline":
         from .planners.offline import OfflinePlanner
 
         return OfflinePlanner()
-    raise ConfigError(f"planner {name!r} is not available here; use --planner offline")
+    if settings.planner == "llm":  # imported lazily: openai and instructor are slow to load
+        from .llm import load_llm_settings
+        from .planners.llm import LLMPlanner
+
+        return LLMPlanner(load_llm_settings(**hooks.llm), settings, on_wait=hooks.on_wait)
+    raise ConfigError(f"planner {settings.planner!r} is not one of offline, llm")
 
 
 def make_kernel(settings: Settings, folder: Path) -> Kernel:
@@ -36,30 +55,58 @@ def make_kernel(settings: Settings, folder: Path) -> Kernel:
     raise ConfigError(f"sandbox {settings.sandbox!r} is not available yet; use --sandbox local")
 
 
-def data_for(request: Request) -> Any:
+def data_for(request: Request, data: Any = None) -> Any:
+    """The data: given, else the request's path, else the metric's configured data, else the demo."""
+    if data is not None:
+        return data
     return request.data or metric_data(request.metric) or str(demo_path())
 
 
-def investigate(request: Request, settings: Settings, progress: Progress | None = None) -> Report:
-    data = data_for(request)
-    request = request.model_copy(update={"data": str(data)})
-    state = new_run(request, data, settings, planner=settings.planner)
-    return _run(state, settings, progress)
+def investigate(request: Request, settings: Settings, hooks: Hooks | None = None, data: Any = None) -> Report:
+    state = new_run(request, data_for(request, data), settings, planner=settings.planner)
+    return _run(state, settings, hooks or Hooks())
 
 
-def resume(run_id: str, settings: Settings, progress: Progress | None = None) -> Report:
+def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
+    """A saved run and the settings it started with (the caller's `runs_dir` still applies)."""
     folder = run_dir(settings.runs_dir, run_id)
     if not (folder / "state.json").exists():
         raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; runs are folders there")
     state = load(folder)
-    settings = settings.model_copy(update={"planner": state.planner, "sandbox": state.sandbox})
-    return _run(state, settings, progress)
+    saved = {**state.settings, "planner": state.planner, "sandbox": state.sandbox}
+    return state, settings.model_copy(update={k: v for k, v in saved.items() if k in Settings.model_fields})
 
 
-def _run(state: RunState, settings: Settings, progress: Progress | None) -> Report:
+def resume(run_id: str, settings: Settings, hooks: Hooks | None = None) -> Report:
+    """Continue a run from its last completed iteration, with the settings it started with."""
+    state, settings = load_run(run_id, settings)
+    return _run(state, settings, hooks or Hooks())
+
+
+def continue_run(run_id: str, settings: Settings, iterations: int = 5, hooks: Hooks | None = None) -> Report:
+    """Give a finished or stopped run more iterations: it reopens and concludes again."""
+    state, settings = load_run(run_id, settings)
+    settings = settings.model_copy(update={"max_iterations": state.iteration + iterations + 1})
+    state = state.model_copy(
+        update={
+            "status": "running",
+            "conclusion": None,
+            "stop_reason": None,
+            "settings": settings.model_dump(mode="json", exclude={"runs_dir"}),
+            "last_progress": state.iteration,
+        }
+    )
+    save(state, run_dir(settings.runs_dir, run_id))
+    return _run(state, settings, hooks or Hooks())
+
+
+def _run(state: RunState, settings: Settings, hooks: Hooks) -> Report:
     folder = run_dir(settings.runs_dir, state.run_id)
+    planner = make_planner(settings, hooks)
+    # a resumed run keeps counting its tokens: stats and the budget carry over
+    planner.usage.update({k: v for k, v in state.tokens.items() if k not in ("total", "context_max")})
     kernel = make_kernel(settings, folder)
     try:
-        return Investigation(settings, make_planner(settings.planner), kernel, progress).run(state)
+        return Investigation(settings, planner, kernel, hooks.progress).run(state)
     finally:
         kernel.shutdown()

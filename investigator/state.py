@@ -42,6 +42,9 @@ class RunState(BaseModel):
     data_path: str
     planner: str
     sandbox: str
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="the loop settings the run started with"
+    )
     hypotheses: list[Hypothesis]
     findings: list[Finding] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
@@ -85,10 +88,12 @@ def load(folder: Path) -> RunState:
     return RunState.model_validate(json.loads((folder / STATE_FILE).read_text()))
 
 
-def save_output(folder: Path, iteration: int, text: str) -> str:
-    """Keep a step's full output on disk; the context only ever sees a cut version."""
+def save_output(folder: Path, iteration: int, result: BaseModel, text: str) -> str:
+    """Keep a step's full output on disk (as text and as the structured result); the context only
+    ever sees a cut version."""
     out = folder / "outputs"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"outputs/iter_{iteration:03d}.txt"
-    (folder / name).write_text(text)
-    return name
+    name = f"outputs/iter_{iteration:03d}"
+    (folder / f"{name}.txt").write_text(text)
+    (folder / f"{name}.json").write_text(result.model_dump_json())
+    return f"{name}.txt"

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+import investigator.analysis as analysis
 from sandbox.models import ExecResult
 
 from ..compress import Compressed
@@ -101,8 +102,6 @@ class Prompt(BaseModel):
 @cache
 def library_reference() -> str:
     """One line per public function of the analysis library: signature and first docstring line."""
-    from .. import analysis
-
     lines = []
     for name in analysis.__all__:
         fn = getattr(analysis, name)

@@ -8,13 +8,15 @@ field comes back to the model as a validation error it can fix.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from ..compress import Compressed, Update
 from ..decision import CauseKind, Confidence, Decision, DecisionType, RootCause
 from ..hypotheses import Status
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class ClaimedCause(BaseModel):
@@ -83,6 +85,7 @@ class NextStep(BaseModel):
             conclusion=self.conclusion if self.type == DecisionType.CONCLUDE else None,
             confidence=self.confidence,
             root_causes=[RootCause(**c.model_dump()) for c in self.root_causes],
+            reranked=None,  # only a reflection re-ranks
         )
 
 
@@ -142,11 +145,11 @@ class Reflection(BaseModel):
         return self
 
 
-def bound(model: type[BaseModel], ids: list[str], must_conclude: bool = False) -> type[BaseModel]:
+def bound(model: type[M], ids: list[str], must_conclude: bool = False) -> type[M]:
     """A subclass of `model` that checks ids against this run's hypotheses.
 
     Validation state lives in the class, not in instructor's `context=` (which would also run the
     prompt through Jinja templating, and our prompts contain code).
     """
     attrs = {"_ids": frozenset(ids), "_must_conclude": must_conclude, "__doc__": model.__doc__}
-    return type(model.__name__, (model,), attrs)
+    return cast(type[M], type(model.__name__, (model,), attrs))

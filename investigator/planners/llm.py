@@ -1,0 +1,123 @@
+"""The LLM planner: each step asks a model, through one validated call, what to do next.
+
+Every call sees a fixed template plus the loop's bounded context (or, to compress, the step's own
+record): no chat history. Every `reflect_every` iterations a short self-assessment re-ranks the
+hypotheses and may raise blockers. When the model's answer stays invalid after the re-asks, or a
+prompt would break the budget, the step falls back to the offline planner and the finding says so.
+Transport failures that outlast the backoff, and a refused key, end the run (it is saved).
+"""
+
+from __future__ import annotations
+
+from sandbox.models import ExecResult
+
+from ..compress import Compressed
+from ..config import Settings
+from ..context import Context
+from ..decision import Decision
+from ..hypotheses import Hypothesis
+from ..llm.client import LLMClient
+from ..llm.errors import InvalidOutput, PromptTooLarge
+from ..llm.prompts import build, step_record
+from ..llm.schemas import NextStep, Reflection, StepFinding, bound
+from ..llm.settings import LLMSettings
+from ..llm.wait import OnWait
+from ..protocols import Planner
+from .offline import OfflinePlanner
+
+FALLBACK = "[offline fallback"  # how a fallback step is recognised in its rationale and finding
+
+__all__ = ["FALLBACK", "LLMPlanner"]
+
+
+class LLMPlanner:
+    name = "llm"
+
+    def __init__(
+        self,
+        llm: LLMSettings,
+        settings: Settings,
+        on_wait: OnWait | None = None,
+        fallback: Planner | None = None,
+    ):
+        self.llm, self.settings = llm, settings
+        self.client = LLMClient(llm, on_wait)
+        self.usage = self.client.usage  # the same dict: the loop reads it after every decision
+        self.fallback = fallback or OfflinePlanner()
+        self._hypotheses: list[Hypothesis] = []  # the last context's, for the compress record
+
+    def decide(self, context: Context) -> Decision:
+        self._hypotheses = context.hypotheses
+        ids = [h.id for h in context.hypotheses]
+        if self._over_budget():
+            return self._fall_back(context, f"the token budget ({self.settings.max_tokens_per_run}) is used")
+        reflection, note = None, ""
+        if self._reflect_now(context):
+            try:
+                reflection = self.client.ask(
+                    build("reflect", context.render(), self.settings.context_budget_tokens),
+                    bound(Reflection, ids),
+                )
+            except (InvalidOutput, PromptTooLarge) as e:
+                note = f" (Reflection skipped: {e})"
+        try:
+            step = self.client.ask(
+                build("decide", context.render(), self.settings.context_budget_tokens),
+                bound(NextStep, ids, must_conclude=context.must_conclude),
+            )
+            decision = step.to_decision()
+        except (InvalidOutput, PromptTooLarge) as e:
+            decision = self._fall_back(context, str(e))
+        if reflection is not None:
+            note = f" (Reflection: {reflection.assessment})"
+            decision = decision.model_copy(
+                update={"reranked": reflection.reranked, "blockers": reflection.blockers}
+            )
+        return decision.model_copy(update={"rationale": decision.rationale + note}) if note else decision
+
+    def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
+        offline = _fallback_reason(decision)
+        notes = [f"step chosen offline ({offline})"] if offline else []
+        answer: StepFinding | None = None
+        if self._over_budget():
+            notes.append("library summary used (the token budget is used)")
+        else:
+            budget = self.settings.context_budget_tokens
+            record = step_record(
+                decision, result, structured, self._hypotheses, budget, self.settings.last_result_max_chars
+            )
+            ids = [h.id for h in self._hypotheses]
+            try:
+                answer = self.client.ask(build("compress", record, budget), bound(StepFinding, ids))
+            except (InvalidOutput, PromptTooLarge) as e:
+                notes.append(f"library summary used ({_plain(e)})")
+        out = answer.to_compressed(structured) if answer is not None else structured
+        if notes:
+            out = out.model_copy(update={"summary": f"{FALLBACK}: {'; '.join(notes)}] {out.summary}"})
+        return out
+
+    def _reflect_now(self, context: Context) -> bool:
+        n = self.llm.reflect_every
+        return bool(n) and not context.must_conclude and context.iteration > 0 and context.iteration % n == 0
+
+    def _over_budget(self) -> bool:
+        cap = self.settings.max_tokens_per_run
+        return bool(cap) and sum(self.usage.values()) >= (cap or 0)
+
+    def _fall_back(self, context: Context, reason: str) -> Decision:
+        decision = self.fallback.decide(context)
+        return decision.model_copy(
+            update={"rationale": f"{FALLBACK}: {_plain(reason)}] {decision.rationale}"}
+        )
+
+
+def _fallback_reason(decision: Decision) -> str:
+    """Why the offline planner chose a step that runs code ("" when the model chose it)."""
+    if not decision.rationale.startswith(FALLBACK) or not decision.runs_code:
+        return ""
+    return decision.rationale[len(FALLBACK) + 2 : decision.rationale.find("]")]
+
+
+def _plain(reason: object) -> str:
+    """A reason without brackets, so the note around it ends at its own `]`."""
+    return str(reason).replace("[", "(").replace("]", ")")

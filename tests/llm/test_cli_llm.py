@@ -1,0 +1,65 @@
+"""`investigate --planner llm` through the real CLI, against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from investigator.testing.fake_openai import FakeOpenAI, fault, malformed
+
+from ..conftest import write_synth
+
+
+def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INVESTIGATOR_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "investigator", *args],
+        capture_output=True, text=True, timeout=300, env={**base, **env},
+    )  # fmt: skip
+
+
+def test_llm_planner_from_the_cli_falls_back_and_still_finds_the_cause(tmp_path: Path) -> None:
+    data, _ = write_synth(tmp_path, "segment_change", seed=8, segment={"country": "FR"}, factor=0.5)
+    out = tmp_path / "r.json"
+    with FakeOpenAI(default=lambda seen: malformed()) as server:
+        r = cli(
+            ["--data", str(data), "--metric", "revenue", "--planner", "llm", "--model", "tiny-model",
+             "--json", str(out), "--runs-dir", str(tmp_path / "runs"), "--max-iterations", "12"],
+            {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-test-cli",
+             "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "0"},
+        )  # fmt: skip
+        models = {s.body.get("model") for s in server.requests}
+    assert r.returncode == 0, r.stderr
+    report = json.loads(out.read_text())
+    assert report["stats"]["planner"] == "llm"
+    assert models == {"tiny-model"}  # --model reached the request
+    assert report["root_causes"][0]["segment"] == {"country": "FR"}
+    assert any("offline fallback" in f["summary"] for f in report["findings"])
+    assert report["stats"]["tokens"]["total"] > 0
+
+
+def test_bad_key_fails_fast_with_exit_2(tmp_path: Path) -> None:
+    data, _ = write_synth(tmp_path, "no_change", seed=1)
+    with FakeOpenAI(default=lambda seen: fault(401, "invalid api key")) as server:
+        r = cli(
+            [
+                "--data",
+                str(data),
+                "--metric",
+                "revenue",
+                "--planner",
+                "llm",
+                "--runs-dir",
+                str(tmp_path / "runs"),
+            ],
+            {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-wrong-canary"},
+        )
+        calls = len(server.requests)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "sk-wrong-canary" not in r.stderr + r.stdout
+    assert calls == 1
+    state = next((tmp_path / "runs").glob("*/state.json"))
+    assert json.loads(state.read_text())["status"] == "running"  # saved state left intact for resume

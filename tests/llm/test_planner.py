@@ -1,0 +1,187 @@
+"""The LLM planner on its own: what it sends, how it falls back, reflection and the token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from investigator.compress import Compressed, Update
+from investigator.config import Settings
+from investigator.context import Context, build_context
+from investigator.decision import Decision, DecisionType
+from investigator.hypotheses import Status
+from investigator.investigation import new_run
+from investigator.llm import LLMSettings
+from investigator.llm.prompts import DECIDE, system_prompt
+from investigator.planners.llm import FALLBACK, LLMPlanner
+from investigator.planners.offline import OfflinePlanner
+from investigator.source import Request
+from investigator.testing import FakeOpenAI, answer, malformed
+from sandbox.models import ExecResult
+
+from .helpers import loop_settings
+
+STEP = {
+    "type": "ANALYZE",
+    "rationale": "Rule out data quality.",
+    "hypothesis_id": "H1",
+    "code": "emit(quality_checks(table, spec, daily))",
+}
+REFLECTION = {
+    "assessment": "Segments look most promising.",
+    "reranked": ["H3", "H1"],
+    "blockers": ["Only 120 days: seasonality cannot be tested."],
+}
+LLM = Callable[..., LLMSettings]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return loop_settings(tmp_path)
+
+
+@pytest.fixture
+def context(scenario: tuple[Path, dict[str, Any]], settings: Settings) -> Callable[..., Context]:
+    path, truth = scenario
+    request = Request(
+        metric="revenue", data=str(path), end=truth["end"], time_column="date", dimensions=truth["dimensions"]
+    )
+    state = new_run(request, str(path), settings, planner="llm")
+
+    def make(iteration: int = 0, **kw: Any) -> Context:
+        return build_context(state.model_copy(update={"iteration": iteration}), settings, **kw)
+
+    return make
+
+
+def test_each_call_sends_only_the_templates_and_the_bounded_context(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer(STEP), answer(STEP))
+    planner = LLMPlanner(llm_settings(), settings)
+    ctx = context()
+    decision = planner.decide(ctx)
+    planner.decide(context(iteration=1))
+    assert decision == Decision(**STEP)
+    first, second = server.requests
+    assert first.body["messages"] == [
+        {"role": "system", "content": system_prompt()},
+        {"role": "user", "content": DECIDE.replace("{context}", ctx.render())},
+    ]
+    assert len(second.body["messages"]) == 2  # no history carried over
+    assert planner.usage["decide_in"] > 0 and planner.usage["decide_out"] > 0
+
+
+def test_invalid_output_falls_back_to_the_offline_step_and_the_finding_says_so(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(
+        malformed(), malformed(), malformed(), answer({"summary": "No data-quality issue.", "updates": []})
+    )
+    planner = LLMPlanner(llm_settings(max_validation_retries=2), settings)
+    ctx = context()
+    decision = planner.decide(ctx)
+    offline = OfflinePlanner().decide(ctx)
+    assert (decision.type, decision.code, decision.hypothesis_id) == (
+        offline.type,
+        offline.code,
+        offline.hypothesis_id,
+    )
+    assert decision.rationale.startswith(f"{FALLBACK}: invalid answer after 3 attempt(s)")
+    compressed = planner.compress(decision, ExecResult(ok=True, stdout="ok"), Compressed(summary="library"))
+    assert compressed.summary.startswith(FALLBACK) and compressed.summary.endswith("No data-quality issue.")
+
+
+def test_compress_rewrites_the_summary_and_adds_its_updates_after_the_library_ones(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    finding = {
+        "summary": "Quality is fine: no duplicates.",
+        "updates": [{"hypothesis_id": "H1", "status": "RULED_OUT", "evidence": "no issue"}],
+    }
+    server.script(answer(STEP), answer(finding, to="StepFinding"))
+    planner = LLMPlanner(llm_settings(), settings)
+    decision = planner.decide(context())
+    library = Compressed(
+        summary="Checked duplicates: no issue found.",
+        updates=[Update(kind="data_quality", status=Status.RULED_OUT, evidence="lib")],
+        evidence={"quality": {"issues": []}},
+    )
+    out = planner.compress(decision, ExecResult(ok=True, stdout="QualityReport(issues=[])"), library)
+    assert out.summary == finding["summary"] and out.evidence == library.evidence
+    assert [u.kind or u.hypothesis_id for u in out.updates] == ["data_quality", "H1"]
+    record = server.calls("StepFinding")[0].text
+    assert "QualityReport(issues=[])" in record and "Checked duplicates: no issue found." in record
+    assert "| H1 | PENDING |" in record
+    assert set(planner.usage) == {"decide_in", "decide_out", "compress_in", "compress_out"}
+
+
+def test_compress_falls_back_to_the_library_summary(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer(STEP), answer({"summary": 3}, to="StepFinding"))
+    planner = LLMPlanner(llm_settings(max_validation_retries=0), settings)
+    decision = planner.decide(context())
+    out = planner.compress(decision, ExecResult(ok=True), Compressed(summary="Library summary."))
+    assert out.summary.startswith(f"{FALLBACK}: library summary used (invalid answer after 1 attempt")
+    assert out.summary.endswith(")] Library summary.")
+
+
+def test_reflection_every_n_iterations_reranks_and_raises_blockers(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer(STEP), answer(REFLECTION, to="Reflection"), answer(STEP))
+    planner = LLMPlanner(llm_settings(reflect_every=2), settings)
+    quiet = planner.decide(context(iteration=1))
+    reflected = planner.decide(context(iteration=2))
+    assert [r.name for r in server.requests] == ["NextStep", "Reflection", "NextStep"]
+    assert quiet.reranked is None and quiet.blockers == []
+    assert reflected.reranked == ["H3", "H1"] and reflected.blockers == REFLECTION["blockers"]
+    assert "Reflection: Segments look most promising." in reflected.rationale
+    assert planner.usage["reflect_in"] > 0
+
+
+def test_a_failed_reflection_is_skipped(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer({"assessment": "x", "reranked": ["H42"]}, to="Reflection"), answer(STEP))
+    planner = LLMPlanner(llm_settings(reflect_every=5, max_validation_retries=0), settings)
+    decision = planner.decide(context(iteration=5))
+    assert decision.type == DecisionType.ANALYZE and decision.reranked is None
+    assert "Reflection skipped" in decision.rationale and "H42" in decision.rationale
+
+
+def test_must_conclude_is_enforced_by_validation(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    cause = {"kind": "segment_change", "segment": {"country": "JP"}, "contribution": 0.8}
+    conclude = {"type": "CONCLUDE", "rationale": "asked to", "conclusion": "JP.", "root_causes": [cause]}
+    server.script(answer(STEP), answer(conclude))
+    planner = LLMPlanner(llm_settings(), settings)
+    decision = planner.decide(context(must_conclude=True))
+    assert decision.type == DecisionType.CONCLUDE and decision.root_causes[0].segment == {"country": "JP"}
+    assert "you must CONCLUDE now" in server.requests[1].text
+
+
+def test_no_call_once_the_token_budget_is_used(
+    server: FakeOpenAI, llm_settings: LLM, tmp_path: Path, context: Callable[..., Context]
+) -> None:
+    server.script(answer(STEP, usage=(900, 100)), answer(STEP))
+    planner = LLMPlanner(llm_settings(), loop_settings(tmp_path, max_tokens_per_run=1000))
+    planner.decide(context())
+    decision = planner.decide(context(iteration=1))
+    assert len(server.requests) == 1
+    assert decision.rationale.startswith(f"{FALLBACK}: the token budget (1000) is used")
+
+
+def test_an_oversized_context_is_refused_without_sending(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    ctx = context()
+    huge = ctx.model_copy(update={"objective": "why? " * 8000})  # not fitted by the loop
+    decision = LLMPlanner(llm_settings(), settings).decide(huge)
+    assert server.requests == []
+    assert decision.rationale.startswith(FALLBACK) and "over context_budget_tokens" in decision.rationale
