@@ -32,12 +32,18 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-class _YamlSource(PydanticBaseSettingsSource):
+class YamlSource(PydanticBaseSettingsSource):
+    """Defaults from `configs/<filename>`, below env vars and arguments in precedence."""
+
+    def __init__(self, settings_cls: type[BaseSettings], filename: str) -> None:
+        super().__init__(settings_cls)
+        self.filename = filename
+
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return _read_yaml(config_dir() / "investigator.yaml")
+        return _read_yaml(config_dir() / self.filename)
 
 
 class Settings(BaseSettings):
@@ -84,7 +90,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, _YamlSource(settings_cls)
+        return init_settings, env_settings, YamlSource(settings_cls, "investigator.yaml")
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -11,18 +11,10 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from ..config import _read_yaml, config_dir
+from ..config import YamlSource
 from ..errors import ConfigError
 
 Mode = Literal["tools", "json", "json_schema", "md_json"]
-
-
-class _YamlSource(PydanticBaseSettingsSource):
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return _read_yaml(config_dir() / "llm.yaml")
 
 
 class LLMSettings(BaseSettings):
@@ -71,7 +63,7 @@ class LLMSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, _YamlSource(settings_cls)
+        return init_settings, env_settings, YamlSource(settings_cls, "llm.yaml")
 
     @property
     def endpoint(self) -> str:

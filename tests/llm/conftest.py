@@ -1,13 +1,11 @@
 """LLM-path fixtures: the real `openai` + `instructor` client against a scripted HTTP server.
 
-No real network: connections anywhere but loopback fail, and OPENAI_* variables of the developer's
+No real network (the suite-wide guard in tests/conftest.py), and OPENAI_* variables of the developer's
 shell are cleared. Backoff tiers are milliseconds.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,25 +17,6 @@ from investigator.synth import generate
 from investigator.testing import FakeOpenAI
 
 from .helpers import FAST
-
-
-@pytest.fixture(autouse=True)
-def no_real_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only loopback connections: a test that would reach a real endpoint fails instead."""
-    real_connect = socket.socket.connect
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        host = address[0] if isinstance(address, tuple) else None
-        if host is not None:
-            try:
-                loopback = ipaddress.ip_address(host).is_loopback
-            except ValueError:
-                loopback = host == "localhost"
-            if not loopback:
-                raise OSError(f"tests may not reach the network ({host})")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
 
 
 @pytest.fixture(autouse=True)
