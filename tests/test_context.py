@@ -47,6 +47,8 @@ def test_context_stays_within_budget_after_50_iterations(
     assert len(last.findings) <= settings.max_findings_in_context
     assert last.findings[-1].iteration == 50  # the most recent findings are the ones kept
     assert len(last.last_result) <= settings.last_result_max_chars
+    assert (tmp_path / "ws" / "out_50.txt").exists() and not Path("out_50.txt").exists()
+    assert last.workspace_files[-1] == "(+20 more)" and len(last.workspace_files) == 31
 
 
 def test_context_has_no_chat_history_only_state(segment_drop: tuple[Path, object], tmp_path: Path) -> None:

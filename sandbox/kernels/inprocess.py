@@ -33,7 +33,7 @@ class InProcessKernel:
         started = time.monotonic()
         error = None
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), self._in_workdir():
                 exec(compile(code, "<cell>", "exec"), self.namespace)
         except Exception as e:
             error = ExecError(
@@ -49,6 +49,13 @@ class InProcessKernel:
             data=sink,
             elapsed_s=time.monotonic() - started,
         )
+
+    def _in_workdir(self) -> contextlib.AbstractContextManager[object]:
+        """Files the code writes land in the workspace, as in a real kernel (not in our cwd)."""
+        if self.workdir is None:
+            return contextlib.nullcontext()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        return contextlib.chdir(self.workdir)
 
     def list_files(self) -> list[str]:
         if self.workdir is None or not self.workdir.exists():
