@@ -42,17 +42,17 @@ def make_planner(settings: Settings, hooks: Hooks | None = None) -> Planner:
     raise ConfigError(f"planner {settings.planner!r} is not one of offline, llm")
 
 
-def make_kernel(settings: Settings, folder: Path) -> Kernel:
+def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
+    """The agent reaches the kernel only through an MCP client session (stdio to a child server),
+    whatever the backend; `inprocess` skips all of that and is for tests and benchmarks only."""
     workdir = folder / "workspace"
-    if settings.sandbox == "inprocess":  # no isolation: tests and benchmarks only
+    if settings.sandbox == "inprocess":
         from sandbox.kernels.inprocess import InProcessKernel
 
         return InProcessKernel(workdir)
-    if settings.sandbox == "local":
-        from sandbox.kernels.local import LocalKernel
+    from sandbox.client import McpKernel
 
-        return LocalKernel(workdir)
-    raise ConfigError(f"sandbox {settings.sandbox!r} is not available yet; use --sandbox local")
+    return McpKernel(backend=settings.sandbox, workdir=workdir, data_files=[data_path])
 
 
 def data_for(request: Request, data: Any = None) -> Any:
@@ -105,8 +105,12 @@ def _run(state: RunState, settings: Settings, hooks: Hooks) -> Report:
     planner = make_planner(settings, hooks)
     # a resumed run keeps counting its tokens: stats and the budget carry over
     planner.usage.update({k: v for k, v in state.tokens.items() if k not in ("total", "context_max")})
-    kernel = make_kernel(settings, folder)
+    kernel = make_kernel(settings, folder, state.data_path)
     try:
-        return Investigation(settings, planner, kernel, hooks.progress).run(state)
+        report = Investigation(settings, planner, kernel, hooks.progress).run(state)
     finally:
         kernel.shutdown()
+    from .artifacts import write_artifacts  # lazily: matplotlib and nbformat load only now
+
+    write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
+    return report

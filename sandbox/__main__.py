@@ -95,7 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     mcp, registry = build_server(args.backend, args.root, confine=remote, data_roots=args.data_root)
     try:
         if args.backend == "docker":
-            registry.docker()  # connect early: fail fast, and sweep orphans of crashed runs
+            try:  # sweep orphans of crashed runs now; a missing daemon is create_session's error
+                registry.docker()
+            except RuntimeError as exc:
+                logging.getLogger("sandbox").warning("%s", exc)
         if args.transport == "stdio":
             mcp.run("stdio")
         else:

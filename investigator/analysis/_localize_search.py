@@ -105,9 +105,7 @@ def build_cuboids(codes: np.ndarray, max_depth: int) -> list[_Cuboid]:
     return cuboids
 
 
-def _gains(
-    cub: _Cuboid, wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray
-) -> np.ndarray:
+def _gains(cub: _Cuboid, wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Chi-square gain of fitting one factor per element (all of it for brand-new elements)."""
     sxy = np.bincount(cub.gid, wxy, cub.n_groups)
     sxx = np.bincount(cub.gid, wxx, cub.n_groups)
@@ -147,11 +145,7 @@ def search(
         gain, root, cub_idx, group, per_cuboid = step
         noise = _overdispersion(cuboids, per_cuboid, cuboids[cub_idx].gid == group)
         # Stop on noise, on a move better explained everywhere at once, or on crumbs.
-        if (
-            gain < threshold * noise
-            or root >= gain
-            or gain < options.min_relative_gain * first_gain
-        ):
+        if gain < threshold * noise or root >= gain or gain < options.min_relative_gain * first_gain:
             break
         cub_idx, group = _prefer_ancestor(cuboids, cub_idx, group, per_cuboid, options.parent_keep)
         cub_idx, group = _climb_broad_parents(

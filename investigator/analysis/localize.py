@@ -86,9 +86,7 @@ def localize_ratio(
     exp_num = _expected_numerator(ne, de, da, na)
     found = search(codes, na, exp_num, _options(max_elements, max_depth, margin, len(dims)))
     totals = _RatioTotals(*(float(p.sum()) for p in (na, ne, da, de)))
-    return [
-        _ratio_element(f, dims, labels, codes, (na, ne, da, de), exp_num, totals) for f in found
-    ]
+    return [_ratio_element(f, dims, labels, codes, (na, ne, da, de), exp_num, totals) for f in found]
 
 
 def _options(max_elements: int, max_depth: int, margin: float, n_dims: int) -> SearchOptions:
@@ -115,9 +113,7 @@ def _encode(leaves: pd.DataFrame, dims: Sequence[str]) -> tuple[np.ndarray, list
     return codes.astype(np.int64), [np.asarray(p[1], dtype=object) for p in pairs]
 
 
-def _segment(
-    f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.ndarray
-) -> dict[str, str]:
+def _segment(f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.ndarray) -> dict[str, str]:
     leaf = int(np.flatnonzero(f.mask)[0])
     return {dims[j]: str(labels[j][codes[leaf, j]]) for j in f.cuboid}
 

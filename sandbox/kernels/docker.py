@@ -38,11 +38,17 @@ _PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, 
 
 
 def docker_client() -> Any:
-    """A client for the local daemon; raises `docker.errors.DockerException` when none answers."""
+    """A client for the local daemon; a `RuntimeError` saying what to do when none answers."""
     import docker
 
-    client = docker.from_env(version="auto", timeout=60)
-    client.ping()
+    try:
+        client = docker.from_env(version="auto", timeout=60)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise RuntimeError(
+            f"no Docker daemon answers ({exc}); start one (on Debian: .ci/docker-setup.sh) "
+            "or use the local sandbox"
+        ) from exc
     return client
 
 

@@ -25,6 +25,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "docker: needs a Docker daemon and the sandbox image")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`-m docker` selects every Docker test, the docker half of the parametrized ones too."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("backend") == "docker":
+            item.add_marker("docker")
+
+
 def _docker_problem() -> str | None:
     try:
         from sandbox.kernels.docker import DEFAULT_IMAGE, docker_client
@@ -43,7 +51,7 @@ DOCKER_PROBLEM = _docker_problem()
 needs_docker = pytest.mark.skipif(DOCKER_PROBLEM is not None, reason=DOCKER_PROBLEM or "")
 BACKENDS = [
     pytest.param("local", id="local"),
-    pytest.param("docker", id="docker", marks=[pytest.mark.docker, needs_docker]),
+    pytest.param("docker", id="docker", marks=needs_docker),
 ]
 
 

@@ -107,7 +107,10 @@ def test_container_confinement(tmp_path: Path) -> None:
             "  'caps': caps, 'rootfs': rootfs,\n"
             "  'mem': open('/sys/fs/cgroup/memory/memory.limit_in_bytes').read().strip()\n"
             "         if os.path.exists('/sys/fs/cgroup/memory/memory.limit_in_bytes')\n"
-            "         else open('/sys/fs/cgroup/memory.max').read().strip()}))"
+            "         else open('/sys/fs/cgroup/memory.max').read().strip(),\n"
+            "  'pids': open('/sys/fs/cgroup/pids/pids.max').read().strip()\n"
+            "          if os.path.exists('/sys/fs/cgroup/pids/pids.max')\n"
+            "          else open('/sys/fs/cgroup/pids.max').read().strip()}))"
         )
         res = k.execute(probe)
         assert res.ok, res.text()
@@ -117,6 +120,7 @@ def test_container_confinement(tmp_path: Path) -> None:
         assert int(seen["caps"], 16) == 0  # every capability dropped
         assert seen["rootfs"] == "Read-only file system"
         assert int(seen["mem"]) == 512 * 2**20
+        assert int(seen["pids"]) == 256
         assert "ok.txt" in k.list_files()  # the workspace is the writable part
 
 
