@@ -43,19 +43,22 @@ emit(movement(daily, spec))
 """
 VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
 
+DATAFRAME_FILE = "data.parquet"  # where a DataFrame given to a run is kept, inside the run folder
 Progress = Callable[[RunState, Decision | None], None]
 
 
-def new_run(request: Request, data: Any, settings: Settings, planner: str) -> RunState:
+def new_run(
+    request: Request, data: Any, settings: Settings, planner: str, run_id: str | None = None
+) -> RunState:
     """Validate the request against the data (a path or a DataFrame) and create the run's first
     checkpoint. A DataFrame is saved into the run folder, so the kernel and a resume can read it."""
     spec, _ = resolve(request, data)
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
     if isinstance(data, pd.DataFrame):
         folder.mkdir(parents=True, exist_ok=True)
-        data.to_parquet(folder / "data.parquet", index=False)
-        data = folder / "data.parquet"
+        data.to_parquet(folder / DATAFRAME_FILE, index=False)
+        data = folder / DATAFRAME_FILE
     state = RunState(
         run_id=run_id,
         created_at=datetime.now(UTC),

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 class Kernel(Protocol):
     """A persistent code-execution session: variables survive between `execute` calls."""
 
-    def start(self) -> None: ...
+    def start(self) -> None:
+        """Start (or connect to) the kernel; calling it again on a started kernel does nothing."""
+        ...
 
     def execute(self, code: str, timeout: float = 60.0) -> ExecResult: ...
 

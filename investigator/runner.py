@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import Settings
 from .demo import demo_path
 from .errors import ConfigError
-from .investigation import Investigation, new_run
+from .investigation import DATAFRAME_FILE, Investigation, new_run
 from .protocols import Kernel, Planner
 from .report import Report
 from .source import Request, metric_data
-from .state import RunState, load, run_dir, save
+from .state import RunState, load, new_run_id, run_dir, save
 
 
 class Hooks(BaseModel):
@@ -63,8 +65,27 @@ def data_for(request: Request, data: Any = None) -> Any:
 
 
 def investigate(request: Request, settings: Settings, hooks: Hooks | None = None, data: Any = None) -> Report:
-    state = new_run(request, data_for(request, data), settings, planner=settings.planner)
-    return _run(state, settings, hooks or Hooks())
+    """Validate and run. The kernel starts in the background while the data is being checked: the
+    two take about as long as each other, and neither needs the other."""
+    data = data_for(request, data)
+    run_id = new_run_id()
+    folder = run_dir(settings.runs_dir, run_id)
+    kernel_data = folder / DATAFRAME_FILE if isinstance(data, pd.DataFrame) else Path(str(data)).resolve()
+    with ThreadPoolExecutor(1) as pool:
+        starting = pool.submit(_started_kernel, settings, folder, str(kernel_data))
+        try:
+            state = new_run(request, data, settings, planner=settings.planner, run_id=run_id)
+        except BaseException:
+            _discard(starting)
+            raise
+        kernel = starting.result()
+    return _run(state, settings, hooks or Hooks(), kernel)
+
+
+def _started_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
+    kernel = make_kernel(settings, folder, data_path)
+    kernel.start()
+    return kernel
 
 
 def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
@@ -100,12 +121,21 @@ def continue_run(run_id: str, settings: Settings, iterations: int = 5, hooks: Ho
     return _run(state, settings, hooks or Hooks())
 
 
-def _run(state: RunState, settings: Settings, hooks: Hooks) -> Report:
+def _discard(starting: Future[Kernel]) -> None:
+    """Stop a kernel whose start may still be under way (the run it was for is not going ahead)."""
+    try:
+        kernel = starting.result()
+    except Exception:  # the user's error is the one worth showing
+        return
+    kernel.shutdown()
+
+
+def _run(state: RunState, settings: Settings, hooks: Hooks, kernel: Kernel | None = None) -> Report:
     folder = run_dir(settings.runs_dir, state.run_id)
     planner = make_planner(settings, hooks)
     # a resumed run keeps counting its tokens: stats and the budget carry over
     planner.usage.update({k: v for k, v in state.tokens.items() if k not in ("total", "context_max")})
-    kernel = make_kernel(settings, folder, state.data_path)
+    kernel = kernel or make_kernel(settings, folder, state.data_path)
     try:
         report = Investigation(settings, planner, kernel, hooks.progress).run(state)
     finally:

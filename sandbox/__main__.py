@@ -19,8 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .server import build_server
-
 TOKEN_ENV = "INVESTIGATOR_SANDBOX_TOKEN"
 
 
@@ -81,7 +79,16 @@ def main(argv: list[str] | None = None) -> None:
         help="over HTTP, data files may be mounted only from under these folders",
     )
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument(
+        "--warm-workspace", type=Path, help="stdio, local backend: start the first session's kernel at once"
+    )
     args = parser.parse_args(argv)
+    warm = {}
+    if args.warm_workspace and args.backend == "local" and args.transport == "stdio":
+        from .sessions import prewarm  # before the MCP SDK import below, so the two overlap
+
+        warm[args.warm_workspace.resolve()] = prewarm(args.warm_workspace.resolve())
+    from .server import build_server
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -92,7 +99,9 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     # stdio: the client is the user who started us; HTTP: a token holder, kept to our folders
     remote = args.transport == "http"
-    mcp, registry = build_server(args.backend, args.root, confine=remote, data_roots=args.data_root)
+    mcp, registry = build_server(
+        args.backend, args.root, confine=remote, data_roots=args.data_root, warm=warm
+    )
     try:
         if args.backend == "docker":
             try:  # sweep orphans of crashed runs now; a missing daemon is create_session's error

@@ -83,7 +83,9 @@ class McpKernel:
 
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
-        """Connect and create a session, retrying a failed connection with backoff."""
+        """Connect and create a session, retrying a failed connection with backoff. Idempotent."""
+        if self.session_id is not None:
+            return
         last: Exception | None = None
         for attempt in range(self.retries + 1):
             if attempt:
@@ -188,6 +190,8 @@ class McpKernel:
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}  # never API keys
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
         cmd = [*self.server_command, "--backend", self.backend]
+        if self.backend == "local" and self.workdir is not None:
+            cmd += ["--warm-workspace", str(self.workdir)]
         return StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
 
     async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:

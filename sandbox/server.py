@@ -56,10 +56,11 @@ def build_server(
     root: Path | None = None,
     confine: bool = False,
     data_roots: list[Path] | None = None,
+    warm: dict[Path, Any] | None = None,
 ) -> tuple[MCPServer, SessionRegistry]:
     """The MCP server and the session registry behind it. The caller closes the registry when
     it stops serving (not per connection: HTTP clients share it)."""
-    registry = SessionRegistry(backend, root, confine=confine, data_roots=data_roots)
+    registry = SessionRegistry(backend, root, confine=confine, data_roots=data_roots, warm=warm)
     mcp = MCPServer(
         "investigator-sandbox",
         instructions=(

@@ -13,6 +13,7 @@ import secrets
 import shutil
 import tempfile
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,8 +228,10 @@ class SessionRegistry:
         root: Path | None = None,
         confine: bool = False,
         data_roots: list[Path] | None = None,
+        warm: dict[Path, Future[JupyterKernel]] | None = None,
     ) -> None:
         self.default_backend = default_backend
+        self.warm = dict(warm or {})  # workspace -> a local kernel started before the first call
         self.root = root or Path(tempfile.mkdtemp(prefix="investigator-sandbox-"))
         self.confine = confine  # remote clients: workspaces under root, data under data_roots
         self.data_roots = [p.resolve() for p in data_roots or []]
@@ -253,6 +256,7 @@ class SessionRegistry:
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / MARKER).touch()
         kernel, data = self._kernel(options, workdir)
+        kernel = self._adopt_warm(options, workdir) or kernel
         session = Session(sid, options, kernel, workdir, owns, data)
         try:
             kernel.start()
@@ -262,6 +266,16 @@ class SessionRegistry:
             raise
         self.sessions[sid] = session
         return session
+
+    def _adopt_warm(self, options: SessionOptions, workdir: Path) -> JupyterKernel | None:
+        """The kernel started ahead for this workspace, if any and if it came up."""
+        pending = self.warm.pop(workdir.resolve(), None)
+        if pending is None or options.backend != "local":
+            return None
+        try:
+            return pending.result()
+        except Exception:  # it failed to start early: the normal start reports the problem
+            return None
 
     def _check(self, options: SessionOptions, workdir: Path) -> None:
         """Refuse host paths a session must not take over: a workspace is new, empty or ours
@@ -321,3 +335,25 @@ class SessionRegistry:
         for sid in list(self.sessions):
             with contextlib.suppress(Exception):  # closing everything at exit is best effort
                 self.close(sid)
+
+
+def prewarm(workdir: Path) -> Future[JupyterKernel]:
+    """Start a local kernel for `workdir` and import the analysis library in it, in the background.
+
+    A stdio server knows its first workspace from its command line, so the kernel can come up
+    while the server itself is still importing the MCP SDK: the two take about as long.
+    """
+    from .kernels.local import LocalKernel
+
+    def start() -> JupyterKernel:
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / MARKER).touch()
+        kernel = LocalKernel(workdir)
+        kernel.start()
+        kernel.execute(_preamble(kernel.workspace_path), timeout=120)
+        return kernel
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="prewarm")
+    future = pool.submit(start)
+    pool.shutdown(wait=False)
+    return future

@@ -151,6 +151,8 @@ class DockerKernel(JupyterKernel):
 
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
+        if self.kc is not None:  # already running
+            return
         # /tmp is short enough for Unix socket paths (at most 107 bytes)
         self._runtime = Path(tempfile.mkdtemp(prefix="inv-k-", dir="/tmp"))
         info = {

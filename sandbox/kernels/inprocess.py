@@ -22,7 +22,7 @@ class InProcessKernel:
         self.namespace: dict[str, Any] = {}
 
     def start(self) -> None:
-        self.namespace = {"__name__": "__investigation__"}
+        self.namespace = self.namespace or {"__name__": "__investigation__"}
 
     def execute(self, code: str, timeout: float = 60.0) -> ExecResult:
         emit_module = importlib.import_module("investigator.analysis.emit")

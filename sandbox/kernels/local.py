@@ -42,6 +42,8 @@ class LocalKernel(JupyterKernel):
         self._runtime: Path | None = None
 
     def start(self) -> None:
+        if self.kc is not None:  # already running
+            return
         # IPC sockets inside a private runtime folder: nothing listens on the network
         self._runtime = Path(tempfile.mkdtemp(prefix="investigator-kernel-"))
         self.km = KernelManager(
