@@ -1,4 +1,33 @@
-"""investigator: explains why a metric moved, with a hypothesis-driven loop over your data."""
+"""investigator: explains why a metric moved, with a hypothesis-driven loop over your data.
+
+    from investigator import investigate
+    inv = investigate(df, metric="revenue", window="7d")
+
+In IPython or Jupyter: `%load_ext investigator`, then `%investigate --metric revenue --window 7d`.
+Importing the package stays cheap: the API loads on first use, IPython only with the extension.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .notebook import Investigation, investigate
 
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["Investigation", "__version__", "investigate", "load_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("investigate", "Investigation"):
+        from . import notebook
+
+        return getattr(notebook, name)
+    raise AttributeError(f"module 'investigator' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext investigator`: registers `%investigate` and `%%investigate`."""
+    from .magics import load
+
+    load(ipython)

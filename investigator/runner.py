@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from .investigation import DATAFRAME_FILE, Investigation, new_run
 from .protocols import Kernel, Planner
 from .report import Report
 from .source import Request, metric_data
-from .state import RunState, load, new_run_id, run_dir, save
+from .state import STATE_FILE, RunState, load, new_run_id, run_dir, save
 
 
 class Hooks(BaseModel):
@@ -76,7 +78,7 @@ def investigate(request: Request, settings: Settings, hooks: Hooks | None = None
         try:
             state = new_run(request, data, settings, planner=settings.planner, run_id=run_id)
         except BaseException:
-            _discard(starting)
+            _discard(starting, folder)
             raise
         kernel = starting.result()
     return _run(state, settings, hooks or Hooks(), kernel)
@@ -121,13 +123,13 @@ def continue_run(run_id: str, settings: Settings, iterations: int = 5, hooks: Ho
     return _run(state, settings, hooks or Hooks())
 
 
-def _discard(starting: Future[Kernel]) -> None:
-    """Stop a kernel whose start may still be under way (the run it was for is not going ahead)."""
-    try:
-        kernel = starting.result()
-    except Exception:  # the user's error is the one worth showing
-        return
-    kernel.shutdown()
+def _discard(starting: Future[Kernel], folder: Path) -> None:
+    """The request was refused: stop the kernel started for it and remove the run folder, which
+    holds nothing but that kernel's workspace (no state was ever saved)."""
+    with contextlib.suppress(Exception):  # the user's error is the one worth showing
+        starting.result().shutdown()
+    if not (folder / STATE_FILE).exists():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(state: RunState, settings: Settings, hooks: Hooks, kernel: Kernel | None = None) -> Report:

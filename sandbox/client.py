@@ -21,6 +21,7 @@ from typing import Any, Literal, Self
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from investigator.errors import KernelError
 
@@ -192,7 +193,8 @@ class McpKernel:
         cmd = [*self.server_command, "--backend", self.backend]
         if self.backend == "local" and self.workdir is not None:
             cmd += ["--warm-workspace", str(self.workdir)]
-        return StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
+        return stdio_client(params, errlog=_errlog())
 
     async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold the client open in one task (anyio wants it entered and left in the same task)."""
@@ -266,3 +268,16 @@ class McpKernel:
             raise KernelError(
                 f"lost the sandbox server ({type(cause).__name__}: {cause}) and could not get it back: {exc}"
             ) from exc
+
+
+def _errlog() -> Any:
+    """Where the child server's stderr goes: ours when it is a real file; otherwise (a notebook
+    kernel whose stderr is a stream object without a descriptor) the process's own, else nowhere."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+            continue
+    return open(os.devnull, "w")

@@ -1,0 +1,250 @@
+"""The report's two charts: the metric over time with the window and baseline shaded, and a bridge
+(waterfall) of how segments moved it from the baseline to the window.
+
+Charts are drawn from small values (`ChartData`) computed once from the run's data, as PNGs made
+with matplotlib's object API, so they never touch the caller's pyplot state or backend.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from datetime import date, timedelta
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel
+
+from .analysis.spec import AnalysisSpec, Window
+from .compress import num
+from .decision import RootCause
+
+MAX_STEPS = 7  # segments shown in the bridge; the rest are lumped into "other"
+CONTEXT_DAYS = 56  # history shown before the earlier of the two windows
+
+
+class Point(BaseModel):
+    day: date
+    value: float | None
+
+
+class Step(BaseModel):
+    label: str
+    change: float
+
+
+class ChartData(BaseModel):
+    """What the charts show: a per-day series and the bridge from baseline to current."""
+
+    metric: str
+    ratio: bool
+    series: list[Point]
+    current: Window
+    baseline: Window
+    current_level: float | None  # the window's value per day (or the ratio, for a ratio metric)
+    baseline_level: float | None
+    baseline_total: float
+    current_total: float
+    breakdown: str  # what the bridge steps are, e.g. "channel"
+    steps: list[Step]
+
+
+def chart_data(
+    data_path: str, spec: AnalysisSpec, causes: list[RootCause], evidence: dict[str, Any]
+) -> ChartData:
+    """Aggregate the run's data (in the engine) into what the charts need."""
+    from .analysis.queries import daily_totals, open_table, period_cube
+
+    table = open_table(data_path, spec.time_column)
+    daily = daily_totals(table, spec)
+    cube = period_cube(table, spec)
+    first = min(spec.baseline.start, spec.current.start) - timedelta(days=CONTEXT_DAYS)
+    shown = daily[daily["date"] >= first]
+    values = _ratio(shown, spec)
+    series = [Point(day=d, value=_finite(v)) for d, v in zip(shown["date"], values, strict=True)]
+    base_total, cur_total = (
+        _window_value(daily, spec, spec.baseline),
+        _window_value(daily, spec, spec.current),
+    )
+    dims = _breakdown_dims(spec, causes, evidence)
+    steps = _steps(cube, spec, dims, cur_total - base_total)
+    per_day = 1.0 if spec.is_ratio else None
+    return ChartData(
+        metric=spec.metric,
+        ratio=spec.is_ratio,
+        series=series,
+        current=spec.current,
+        baseline=spec.baseline,
+        current_level=_finite(cur_total / (per_day or spec.current.days)),
+        baseline_level=_finite(base_total / (per_day or spec.baseline.days)),
+        baseline_total=base_total,
+        current_total=cur_total,
+        breakdown=" × ".join(dims) if dims else "total",
+        steps=steps,
+    )
+
+
+def _finite(v: Any) -> float | None:
+    return float(v) if v is not None and pd.notna(v) and abs(float(v)) != float("inf") else None
+
+
+def _ratio(frame: pd.DataFrame, spec: AnalysisSpec) -> pd.Series:
+    if spec.denominator is None:
+        return frame[spec.numerator]
+    return frame[spec.numerator] / frame[spec.denominator].where(frame[spec.denominator] != 0)
+
+
+def _window_value(daily: pd.DataFrame, spec: AnalysisSpec, w: Window) -> float:
+    part = daily[(daily["date"] >= w.start) & (daily["date"] <= w.end)]
+    n = float(part[spec.numerator].sum())
+    if spec.denominator is None:
+        return n
+    d = float(part[spec.denominator].sum())
+    return n / d if d else 0.0
+
+
+def _breakdown_dims(spec: AnalysisSpec, causes: list[RootCause], evidence: dict[str, Any]) -> list[str]:
+    """The dimensions of the top cause with a segment; else of the top localized segment; else the
+    dimension whose values moved most unevenly; else the first one."""
+    for cause in causes:
+        if cause.segment and all(k in spec.dimensions for k in cause.segment):
+            return list(cause.segment)
+    segments = evidence.get("segments") or {}
+    for element in segments.get("elements") or []:
+        keys = list((element or {}).get("segment") or {})
+        if keys and all(k in spec.dimensions for k in keys):
+            return keys
+    spread = [
+        (d.get("dispersion") or 0, d.get("dimension"))
+        for d in (segments.get("broad") or {}).get("dimensions") or []
+    ]
+    spread = [s for s in spread if s[1] in spec.dimensions]
+    if spread:
+        return [str(max(spread)[1])]
+    return spec.dimensions[:1]
+
+
+def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change: float) -> list[Step]:
+    """Each segment's part of the change (mix + rate effects for a ratio), biggest first."""
+    if not dims or cube.empty:
+        return [Step(label="all data", change=total_change)]
+    cube = cube.assign(_segment=cube[dims].astype(str).agg(" · ".join, axis=1))
+    if spec.is_ratio:
+        from .analysis.ratio import mix_rate
+
+        effects = mix_rate(cube, spec, "_segment")[["_segment", "effect"]]
+    else:
+        from .analysis.contributions import contributions
+
+        effects = contributions(cube, spec, ["_segment"]).rename(columns={"change": "effect"})
+    steps = [
+        Step(label=str(s), change=float(e))
+        for s, e in zip(effects["_segment"], effects["effect"], strict=True)
+    ]
+    shown, rest = steps[:MAX_STEPS], steps[MAX_STEPS:]
+    if rest:
+        shown.append(Step(label=f"other ({len(rest)})", change=sum(s.change for s in rest)))
+    return shown
+
+
+# drawing -----------------------------------------------------------------------------------------
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    fig.patch.set_facecolor("white")
+    return fig
+
+
+def _style(ax: Any, grid: str = "both") -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    ax.grid(axis=grid, alpha=0.25)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.tick_params(labelsize=8)
+    values_axis = ax.xaxis if grid == "x" else ax.yaxis
+    values_axis.set_major_formatter(FuncFormatter(lambda v, _: num(v)))
+
+
+def _signed(x: float) -> str:
+    return ("+" if x >= 0 else "") + num(x)
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def metric_chart(c: ChartData) -> str:
+    """The metric per day (base64 PNG), the baseline and the window shaded with their levels."""
+    fig = _figure(9, 3.2)
+    ax = fig.add_subplot()
+    days = [pd.Timestamp(p.day) for p in c.series]
+    ax.plot(
+        days, [p.value if p.value is not None else float("nan") for p in c.series], color="#3b6ea5", lw=1.4
+    )
+    what = "per day" if not c.ratio else "daily ratio"
+    for w, level, color, name in (
+        (c.baseline, c.baseline_level, "#8a8f98", "baseline"),
+        (c.current, c.current_level, "#e8822e", "window"),
+    ):
+        start, end = (
+            pd.Timestamp(w.start) - pd.Timedelta(hours=12),
+            pd.Timestamp(w.end) + pd.Timedelta(hours=12),
+        )
+        ax.axvspan(start, end, color=color, alpha=0.18, lw=0, label=f"{name} {w.start:%b %d}–{w.end:%b %d}")
+        if level is not None:
+            ax.hlines(level, start, end, colors=color, linestyles="--", lw=2)
+            ax.annotate(
+                num(level), (end, level), xytext=(3, 4), textcoords="offset points", color=color, fontsize=8
+            )
+    ax.set_title(f"{c.metric}, {what}", loc="left", fontsize=10)
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
+    _style(ax)
+    from matplotlib.dates import DateFormatter
+
+    ax.xaxis.set_major_formatter(DateFormatter("%b %d"))
+    return _png(fig)
+
+
+def bridge_chart(c: ChartData) -> str:
+    """A waterfall (base64 PNG) from the baseline value through each segment's change to the window's."""
+    labels = ["baseline", *[s.label for s in c.steps], "window"]
+    levels, lefts, widths, colors = [c.baseline_total], [0.0], [c.baseline_total], ["#8a8f98"]
+    running = c.baseline_total
+    for s in c.steps:
+        lefts.append(running if s.change >= 0 else running + s.change)
+        widths.append(abs(s.change))
+        colors.append("#3f9b5b" if s.change >= 0 else "#c8553d")
+        running += s.change
+        levels.append(running)
+    lefts.append(0.0)
+    widths.append(c.current_total)
+    colors.append("#e8822e")
+    levels.append(c.current_total)
+    lo, hi = min(levels), max(levels)
+    pad = (hi - lo) * 0.8 or abs(hi) * 0.05 or 1.0
+    axis_lo = lo - pad if lo - pad > 0 or lo < 0 else 0.0  # zoom in on the change unless zero is near
+    lefts[0], widths[0] = axis_lo, c.baseline_total - axis_lo
+    lefts[-1], widths[-1] = axis_lo, c.current_total - axis_lo
+
+    fig = _figure(9, 0.42 * len(labels) + 1.0)
+    ax = fig.add_subplot()
+    y = list(range(len(labels)))[::-1]
+    ax.barh(y, widths, left=lefts, color=colors, height=0.6)
+    total_change = c.current_total - c.baseline_total
+    for yi, left, width, step in zip(y[1:-1], lefts[1:-1], widths[1:-1], c.steps, strict=True):
+        share = f" ({step.change / total_change:.0%})" if total_change else ""
+        ax.annotate(f"{_signed(step.change)}{share}", (left + width, yi), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8)  # fmt: skip
+    for yi, value in ((y[0], c.baseline_total), (y[-1], c.current_total)):
+        ax.annotate(
+            num(value), (value, yi), xytext=(4, 0), textcoords="offset points", va="center", fontsize=8
+        )
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlim(axis_lo, hi + pad * 0.6)
+    kind = "mix + rate effect on the ratio" if c.ratio else "change"
+    ax.set_title(f"{c.metric}: {kind} by {c.breakdown}", loc="left", fontsize=10)
+    _style(ax, grid="x")
+    return _png(fig)

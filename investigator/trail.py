@@ -1,0 +1,174 @@
+"""The trail as a notebook: `runs/<run_id>/investigation.ipynb`, one markdown cell and one code cell
+per step, so "Run all" replays the analysis.
+
+Code cells carry the outputs the loop really saw, converted from the saved `outputs/iter_NNN.json`
+(stdout, stderr, results, errors, and figures from the PNGs the kernel saved in the workspace).
+Nothing is re-executed to write it: it costs milliseconds, and code an LLM wrote is never run
+outside the sandbox it was given.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from sandbox.models import ExecResult
+
+from .compress import seg
+from .decision import Decision
+from .investigation import SETUP, VERIFY
+from .state import Finding, RunState
+
+TRAIL_FILE = "investigation.ipynb"
+_IMAGE = re.compile(r"^\[image saved as (?P<name>[^\]]+)\]$")
+PREAMBLE = """\
+import importlib, os
+os.makedirs({workspace!r}, exist_ok=True)
+os.chdir({workspace!r})  # the run's workspace: files the steps wrote or read are here
+# emit() prints each result and collects its structured payload in `emitted`
+importlib.import_module("investigator.analysis.emit").sink = emitted = []
+"""
+
+
+def notebook(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> NotebookNode:
+    """The run's trail as a notebook (not written)."""
+    nb = new_notebook(
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+            "language_info": {"name": "python"},
+            "investigator": {"run_id": state.run_id, "status": state.status},
+        }
+    )
+    nb.cells = [new_markdown_cell(_intro(state)), *_setup(state, folder)]
+    count = 1
+    for finding in (f for f in state.findings if f.iteration > 0):
+        decision = (
+            state.decisions[finding.iteration - 1] if finding.iteration <= len(state.decisions) else None
+        )
+        nb.cells.append(new_markdown_cell(_step_text(state, finding, decision)))
+        if decision is not None and decision.runs_code:
+            count += 1
+            outputs = _outputs(folder, finding, count)
+            nb.cells.append(
+                new_code_cell(
+                    decision.code or "", execution_count=count if outputs else None, outputs=outputs
+                )
+            )
+    if state.conclusion and state.conclusion.root_causes:
+        causes = [c.model_dump(mode="json") for c in state.conclusion.root_causes]
+        nb.cells.append(
+            new_markdown_cell("### Check the claimed causes\nRecomputes every root cause from the data.")
+        )
+        nb.cells.append(new_code_cell(VERIFY.format(causes=causes, tolerance=verify_tolerance)))
+    return nb
+
+
+def write(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> Path:
+    nb = notebook(state, folder, verify_tolerance)
+    nbformat.validate(nb)
+    path = folder / TRAIL_FILE
+    nbformat.write(nb, path)
+    return path
+
+
+# cells -------------------------------------------------------------------------------------------
+def _intro(state: RunState) -> str:
+    s, r = state.spec, state.request
+    lines = [
+        f"# Why did {s.metric} move? — the investigation trail",
+        "",
+        f"Run `{state.run_id}` ({state.status}, planner {state.planner}): window {s.current.start} to "
+        f"{s.current.end} vs the {s.baseline_kind} baseline {s.baseline.start} to {s.baseline.end}; "
+        f"dimensions {', '.join(s.dimensions) or 'none'}.",
+    ]
+    if r.objective:
+        lines += ["", f"> {r.objective}"]
+    c = state.conclusion
+    if c and c.conclusion:
+        lines += ["", f"**Conclusion ({c.confidence or 'low'} confidence):** {c.conclusion}"]
+    lines += [
+        "",
+        "Each step below is the planner's decision and reasoning, then the code it ran with the output "
+        "it saw. *Run All* replays the analysis on the same data.",
+    ]
+    return "\n".join(lines)
+
+
+def _setup(state: RunState, folder: Path) -> list[NotebookNode]:
+    workspace = str((folder / "workspace").resolve())
+    code = PREAMBLE.format(workspace=workspace) + SETUP.format(
+        spec=state.spec.model_dump_json(), path=state.data_path
+    )
+    first = state.findings[0].summary if state.findings and state.findings[0].iteration == 0 else ""
+    text = f"## Setup\nLoads `{state.data_path}` into `table`, `daily`, `cube` and `spec`. {first}"
+    return [new_markdown_cell(text.strip()), new_code_cell(code.rstrip())]
+
+
+def _step_text(state: RunState, finding: Finding, decision: Decision | None) -> str:
+    hyp = next((h for h in state.hypotheses if h.id == finding.hypothesis_id), None)
+    lines = [
+        f"## Step {finding.iteration} · {finding.decision}" + (f" · {finding.hypothesis_id}" if hyp else "")
+    ]
+    if hyp is not None:
+        lines.append(f"**Hypothesis {hyp.id}:** {hyp.statement} *(now {hyp.status})*")
+    if decision is not None and decision.rationale:
+        lines.append(f"**Why:** {decision.rationale}")
+    lines.append(f"**Finding{' (the code failed)' if finding.error else ''}:** {finding.summary}")
+    if decision is not None and decision.root_causes:
+        lines.append("\n".join(f"- {c.kind} {seg(c.segment)}: {c.evidence}" for c in decision.root_causes))
+    return "\n\n".join(lines)
+
+
+# outputs -----------------------------------------------------------------------------------------
+def _outputs(folder: Path, finding: Finding, count: int) -> list[NotebookNode]:
+    if not finding.output_file:
+        return []
+    saved = (folder / finding.output_file).with_suffix(".json")
+    if not saved.exists():
+        return []
+    return outputs_of(ExecResult.model_validate(json.loads(saved.read_text())), folder / "workspace", count)
+
+
+def outputs_of(result: ExecResult, workspace: Path, count: int) -> list[NotebookNode]:
+    """nbformat outputs for one saved execution; figures come back from the PNGs in the workspace."""
+    outs: list[NotebookNode] = []
+    if result.stdout:
+        outs.append(new_output("stream", name="stdout", text=result.stdout))
+    for shown in result.displays:
+        outs.append(_display(shown, workspace))
+    if result.result is not None:
+        outs.append(new_output("execute_result", data={"text/plain": result.result}, execution_count=count))
+    notes = [result.stderr] if result.stderr else []
+    if result.timed_out:
+        notes.append("[execution timed out and was interrupted]\n")
+    if result.restarted:
+        notes.append("[the kernel died and was restarted]\n")
+    if notes:
+        outs.append(new_output("stream", name="stderr", text="".join(notes)))
+    if result.error is not None:
+        e = result.error
+        outs.append(
+            new_output(
+                "error", ename=e.name, evalue=e.value, traceback=e.traceback or [f"{e.name}: {e.value}"]
+            )
+        )
+    return outs
+
+
+def _display(shown: str, workspace: Path) -> NotebookNode:
+    m = _IMAGE.match(shown.strip())
+    png = workspace / m.group("name") if m else None
+    if png is not None and png.is_file():
+        data: dict[str, Any] = {
+            "image/png": base64.b64encode(png.read_bytes()).decode("ascii"),
+            "text/plain": "<Figure>",
+        }
+        return new_output("display_data", data=data)
+    return new_output("display_data", data={"text/plain": shown})

@@ -1,0 +1,76 @@
+"""The HTML report: what it shows, in which order, self-contained; and in a real headless Chromium."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from investigator import investigate
+from investigator.notebook import Investigation
+from investigator.synth import generate
+
+from .chromium import find_chromium, open_page
+
+CHARTS = ("chart-metric", "chart-contributions")
+
+
+def _charts_in(page: str) -> dict[str, int]:
+    """Each chart's embedded PNG size in bytes (base64 length * 3/4)."""
+    found = re.findall(
+        r'<img id="([\w-]+)" class="inv-chart" alt="[^"]*" src="data:image/png;base64,([^"]+)"', page
+    )
+    return {name: len(data) * 3 // 4 for name, data in found}
+
+
+def test_conclusion_first_then_charts_hypotheses_and_a_folded_trail(planted_run: Investigation) -> None:
+    page = planted_run._repr_html_()
+    order = [page.index(s) for s in (planted_run.conclusion[:40], *CHARTS, "Root causes", "Hypotheses",
+                                     '<details class="inv-trail">')]  # fmt: skip
+    assert order == sorted(order)
+    assert all(size > 5_000 for size in _charts_in(page).values()) and set(_charts_in(page)) == set(CHARTS)
+    assert "confidence high" in page and "CONFIRMED" in page and "RULED_OUT" in page
+    assert "<details open" not in page  # the trail starts folded
+
+
+def test_the_file_is_self_contained(run_folder: Path) -> None:
+    page = (run_folder / "report.html").read_text()
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page) and "<script" not in page
+    assert set(_charts_in(page)) == set(CHARTS)
+
+
+def test_charts_for_a_ratio_metric(tmp_path: Path) -> None:
+    frame, _ = generate("mix_shift", seed=2)
+    inv = investigate(frame, metric="revenue/orders", runs_dir=tmp_path, sandbox="inprocess", quiet=True)
+    page = (inv.folder / "report.html").read_text()
+    assert set(_charts_in(page)) == set(CHARTS)
+    assert "mix + rate" in page  # the bridge splits the ratio's change, not the numerator's
+
+
+CHECK = """JSON.stringify({
+  charts: [...document.querySelectorAll('img.inv-chart')].map(i => ({
+    id: i.id, loaded: i.complete && i.naturalWidth > 0, width: i.getBoundingClientRect().width})),
+  conclusion: document.querySelector('.inv-conclusion').innerText,
+  trailOpen: document.querySelector('details.inv-trail').open,
+  rows: document.querySelectorAll('table tbody tr').length})"""
+
+
+def test_report_opens_in_headless_chromium(planted_run: Investigation) -> None:
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no chromium binary on PATH (Debian: apt-get install -y chromium)")
+    import json
+
+    shot = planted_run.folder / "report-screenshot.png"
+    page = open_page(binary, (planted_run.folder / "report.html").resolve().as_uri(), shot, CHECK)
+    assert page.errors == []
+    assert all(u.startswith(("file:", "data:")) for u in page.requests), page.requests
+    seen = json.loads(page.value)
+    assert [c["id"] for c in seen["charts"]] == list(CHARTS)
+    assert all(c["loaded"] and c["width"] > 400 for c in seen["charts"]), seen["charts"]
+    assert seen["conclusion"] == planted_run.conclusion and seen["trailOpen"] is False
+    assert seen["rows"] >= len(planted_run.hypotheses)
+    assert shot.stat().st_size > 20_000  # kept under the run folder as the test's artifact
+    print(f"screenshot: {shot}")
