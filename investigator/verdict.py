@@ -48,6 +48,8 @@ def root_causes(evidence: dict[str, Any], spec: AnalysisSpec) -> list[RootCause]
         )
     ratio = evidence.get("ratio_decomposition")
     segments = evidence.get("segments") or {}
+    if ratio and not significant:
+        ratio = None  # a ratio within normal variation: its mix/rate split is a split of noise
     if ratio and ratio["driver"] == "mix":
         split = next(d for d in ratio["dimensions"] if d["dimension"] == ratio["dimension"])
         causes.append(

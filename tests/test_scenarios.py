@@ -56,3 +56,14 @@ def test_generated_variations_are_found(tmp_path: Path, cause: str, seed: int) -
     truth, causes = investigate_synth(tmp_path, cause, seed=seed, dims=OTHER_NAMES, scale=0.5 + seed % 3)
     for t in truth["causes"]:
         assert cause_found(t, causes), (truth["causes"], causes[:3])
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_ratio_metric_within_noise_is_no_change_not_a_rate_change(tmp_path: Path, seed: int) -> None:
+    """Regression: the mix/rate split of an insignificant ratio move was reported as a rate change."""
+    path, _ = write_synth(tmp_path, "no_change", seed=seed)
+    settings = load_settings(runs_dir=tmp_path / "runs")
+    request = Request(metric="orders/sessions", data=str(path))
+    state = new_run(request, path, settings, planner="offline")
+    report = Investigation(settings, OfflinePlanner(), InProcessKernel()).run(state)
+    assert [c.kind for c in report.root_causes] == ["no_change"]
