@@ -128,7 +128,12 @@ def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change
     """Each segment's part of the change (mix + rate effects for a ratio), biggest first."""
     if not dims or cube.empty:
         return [Step(label="all data", change=total_change)]
-    cube = cube.assign(_segment=cube[dims].astype(str).agg(" · ".join, axis=1))
+    # sum to the chosen dimensions first: labels are then built for a few rows, not every leaf
+    measures = [c for c in cube.columns if c.startswith(("cur_", "base_"))]
+    cube = cube.groupby(dims, observed=True, as_index=False)[measures].sum()
+    cube["_segment"] = cube[dims[0]].astype(str)
+    for d in dims[1:]:
+        cube["_segment"] = cube["_segment"] + " · " + cube[d].astype(str)
     if spec.is_ratio:
         from .analysis.ratio import mix_rate
 

@@ -73,8 +73,9 @@ def investigate(request: Request, settings: Settings, hooks: Hooks | None = None
     run_id = new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
     kernel_data = folder / DATAFRAME_FILE if isinstance(data, pd.DataFrame) else Path(str(data)).resolve()
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(2) as pool:
         starting = pool.submit(_started_kernel, settings, folder, str(kernel_data))
+        pool.submit(_preload_artifact_libraries)
         try:
             state = new_run(request, data, settings, planner=settings.planner, run_id=run_id)
         except BaseException:
@@ -82,6 +83,15 @@ def investigate(request: Request, settings: Settings, hooks: Hooks | None = None
             raise
         kernel = starting.result()
     return _run(state, settings, hooks or Hooks(), kernel)
+
+
+def _preload_artifact_libraries() -> None:
+    """Import what the HTML report and the trail need while the host waits for the kernel anyway."""
+    with contextlib.suppress(Exception):  # only a head start: the real import reports problems
+        import matplotlib.backends.backend_agg
+        import matplotlib.figure  # noqa: F401
+
+        from . import artifacts, charts, html_report, trail  # noqa: F401
 
 
 def _started_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
@@ -138,11 +148,15 @@ def _run(state: RunState, settings: Settings, hooks: Hooks, kernel: Kernel | Non
     # a resumed run keeps counting its tokens: stats and the budget carry over
     planner.usage.update({k: v for k, v in state.tokens.items() if k not in ("total", "context_max")})
     kernel = kernel or make_kernel(settings, folder, state.data_path)
-    try:
-        report = Investigation(settings, planner, kernel, hooks.progress).run(state)
-    finally:
-        kernel.shutdown()
-    from .artifacts import write_artifacts  # lazily: matplotlib and nbformat load only now
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            report = Investigation(settings, planner, kernel, hooks.progress).run(state)
+        except BaseException:
+            kernel.shutdown()
+            raise
+        stopping = pool.submit(kernel.shutdown)  # the kernel stops while the artifacts are drawn
+        from .artifacts import write_artifacts
 
-    write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
+        write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
+        stopping.result()
     return report
