@@ -6,7 +6,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,7 +17,7 @@ from .decision import Decision
 from .errors import InvestigatorError, UserError
 from .report import Report, render_terminal
 from .runner import Hooks, investigate, resume
-from .source import Request
+from .source import build_request
 from .state import RunState
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
@@ -109,30 +108,16 @@ def main_command(
         return
 
     def go() -> None:
-        if metric is None:
-            raise UserError("--metric is required, e.g. --metric revenue or --metric revenue/orders")
-        if baseline not in ("previous", "wow", "yoy"):
-            raise UserError(f"--baseline {baseline!r} is not one of previous, wow, yoy")
-        try:
-            end_day = date.fromisoformat(end) if end else None
-        except ValueError:
-            raise UserError(f"--end {end!r} is not a date like 2026-03-29") from None
+        request = build_request(
+            metric, str(data) if data else None, window, end, baseline, time_column, dimensions, objective,
+            flag="--",
+        )  # fmt: skip
         settings = load_settings(
             planner=planner,
             sandbox=sandbox,
             max_iterations=max_iterations,
             max_tokens_per_run=max_tokens_per_run,
             runs_dir=runs_dir,
-        )
-        request = Request(
-            metric=metric,
-            data=str(data) if data else None,
-            window=window,
-            end=end_day,
-            baseline=baseline,
-            time_column=time_column,
-            dimensions=[d.strip() for d in dimensions.split(",") if d.strip()] if dimensions else None,
-            objective=objective,
         )
         llm = {k: v for k, v in {"model": model, "mode": llm_mode}.items() if v}
         with _live(quiet, settings.max_iterations, llm) as hooks:

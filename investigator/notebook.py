@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import PrivateAttr, ValidationError
+from pydantic import PrivateAttr
 
 from .config import Settings, load_settings
 from .errors import UserError
 from .report import Report, to_markdown
-from .source import Request
+from .source import build_request
 from .state import run_dir
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def investigate(
         runs_dir=runs_dir,
     )
     frame = None if data is None or isinstance(data, str | Path) else data
-    request = make_request(
+    request = build_request(
         metric, None if frame is not None or data is None else str(data), window, end, baseline,
         time_column, dimensions, objective,
     )  # fmt: skip
@@ -152,34 +152,3 @@ def investigate(
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(report.model_dump_json(indent=2))
     return Investigation.of(report, settings)
-
-
-def make_request(
-    metric: str | None,
-    data: str | None,
-    window: str,
-    end: str | date | None,
-    baseline: str,
-    time_column: str | None,
-    dimensions: list[str] | str | None,
-    objective: str | None,
-) -> Request:
-    """The request, with the same checks and messages as the CLI's flags."""
-    if not metric:
-        raise UserError("metric is required, e.g. metric='revenue' or metric='revenue/orders'")
-    if baseline not in ("previous", "wow", "yoy"):
-        raise UserError(f"baseline {baseline!r} is not one of previous, wow, yoy")
-    try:
-        end_day = date.fromisoformat(end) if isinstance(end, str) else end
-    except ValueError:
-        raise UserError(f"end {end!r} is not a date like 2026-03-29") from None
-    if isinstance(dimensions, str):
-        dimensions = [d.strip() for d in dimensions.split(",") if d.strip()]
-    fields: dict[str, Any] = {
-        "metric": metric, "data": data, "window": window, "end": end_day, "baseline": baseline,
-        "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
-    }  # fmt: skip
-    try:
-        return Request.model_validate(fields)
-    except ValidationError as e:
-        raise UserError(f"invalid arguments: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import ibis
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from .analysis.queries import open_table
 from .analysis.spec import AnalysisSpec, Window
@@ -162,3 +162,36 @@ def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> N
 def metric_data(metric: str) -> str | None:
     """A data path configured for the metric, if any."""
     return _definition(metric).data
+
+
+def build_request(
+    metric: str | None,
+    data: str | None,
+    window: str,
+    end: str | date | None,
+    baseline: str,
+    time_column: str | None,
+    dimensions: list[str] | str | None,
+    objective: str | None,
+    flag: str = "",
+) -> Request:
+    """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
+    `flag` prefixes the names in messages ("--" for the command line)."""
+    if not metric:
+        raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
+    if baseline not in ("previous", "wow", "yoy"):
+        raise UserError(f"{flag}baseline {baseline!r} is not one of previous, wow, yoy")
+    try:
+        end_day = date.fromisoformat(end) if isinstance(end, str) else end
+    except ValueError:
+        raise UserError(f"{flag}end {end!r} is not a date like 2026-03-29") from None
+    if isinstance(dimensions, str):
+        dimensions = [d.strip() for d in dimensions.split(",") if d.strip()]
+    fields: dict[str, Any] = {
+        "metric": metric, "data": data, "window": window, "end": end_day, "baseline": baseline,
+        "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
+    }  # fmt: skip
+    try:
+        return Request.model_validate(fields)
+    except ValidationError as e:
+        raise UserError(f"invalid arguments: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
