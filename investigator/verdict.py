@@ -143,4 +143,8 @@ def conclusion_text(causes: list[RootCause], evidence: dict[str, Any], spec: Ana
         + (f" ({abs(c.contribution):.0%} of the change)" if c.contribution not in (None, 1.0) else "")
         for c in causes[:3]
     ]
+    if causes[0].kind == "no_change":
+        z = move.get("z")
+        against = f" (z={z:+.1f} against earlier windows)" if z is not None else ""
+        return f"{head} That is within normal variation{against}: there is no root cause to find."
     return head + " Explained by " + "; ".join(parts) + "."
