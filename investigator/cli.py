@@ -2,50 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from .config import load_settings
-from .decision import Decision
 from .errors import InvestigatorError, UserError
+from .live import progress
 from .report import Report, render_terminal
-from .runner import Hooks, investigate, resume
+from .runner import investigate, resume
 from .source import build_request
-from .state import RunState
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
 err = Console(stderr=True, soft_wrap=True)
-
-
-@contextmanager
-def _live(quiet: bool, max_iterations: int, llm: dict[str, Any]) -> Iterator[Hooks]:
-    """A one-line status on a terminal (iteration, hypothesis, decision, elapsed, tokens), which
-    also shows the countdown while an LLM call backs off; silent when piped or with --quiet."""
-    if quiet or not sys.stderr.isatty():
-        yield Hooks(llm=llm)
-        return
-    started = time.monotonic()
-    with err.status("starting the kernel and loading data...") as status:
-
-        def update(state: RunState, decision: Decision | None) -> None:
-            d = decision.type.value if decision else ""
-            h = decision.hypothesis_id if decision and decision.hypothesis_id else "-"
-            tokens = state.tokens.get("total", 0)
-            status.update(
-                f"iteration {state.iteration}/{max_iterations} · {h} · {d} · "
-                f"{time.monotonic() - started:.1f}s · {tokens:,} tokens"
-            )
-
-        from .llm.wait import countdown
-
-        yield Hooks(progress=update, on_wait=countdown(status.update), llm=llm)
 
 
 def _finish(report: Report, json_path: Path | None, quiet: bool) -> None:
@@ -120,7 +92,7 @@ def main_command(
             runs_dir=runs_dir,
         )
         llm = {k: v for k, v in {"model": model, "mode": llm_mode}.items() if v}
-        with _live(quiet, settings.max_iterations, llm) as hooks:
+        with progress(settings.max_iterations, llm, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks)
         _finish(report, json_path, quiet)
 
@@ -134,7 +106,7 @@ def resume_command(ctx: typer.Context, run_id: str) -> None:
 
     def go() -> None:
         settings = load_settings(runs_dir=opts.get("runs_dir"))
-        with _live(opts.get("quiet", False), settings.max_iterations, {}) as hooks:
+        with progress(settings.max_iterations, {}, enabled=not opts.get("quiet", False)) as hooks:
             report = resume(run_id, settings, hooks)
         _finish(report, opts.get("json_path"), opts.get("quiet", False))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
@@ -80,6 +80,12 @@ class Settings(BaseSettings):
         "local", description="Where code runs: MCP server with a local or Docker kernel."
     )
     runs_dir: Path = Field(Path("runs"), description="Where run folders (state, outputs, reports) go.")
+
+    @model_validator(mode="after")
+    def _llm_code_stays_in_a_kernel(self) -> Settings:
+        if self.planner == "llm" and self.sandbox == "inprocess":
+            raise ValueError("the llm planner's code runs only in a kernel: use sandbox local or docker")
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -268,7 +268,9 @@ class Investigation:
             )
         for d in state.decisions:
             if d.runs_code:
-                self.kernel.execute(d.code or "", timeout=self.settings.execution_timeout_s)
+                replayed = self.kernel.execute(d.code or "", timeout=self.settings.execution_timeout_s)
+                if replayed.restarted:  # that step killed the kernel before too: reload the data
+                    self.setup_kernel(state)
         return state
 
     def setup_kernel(self, state: RunState) -> ExecResult:

@@ -69,12 +69,17 @@ def data_for(request: Request, data: Any = None) -> Any:
 def investigate(request: Request, settings: Settings, hooks: Hooks | None = None, data: Any = None) -> Report:
     """Validate and run. The kernel starts in the background while the data is being checked: the
     two take about as long as each other, and neither needs the other."""
+    hooks = hooks or Hooks()
+    planner = make_planner(settings, hooks)  # a missing key or a bad planner fails before anything starts
     data = data_for(request, data)
     run_id = new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
-    kernel_data = folder / DATAFRAME_FILE if isinstance(data, pd.DataFrame) else Path(str(data)).resolve()
+    if isinstance(data, pd.DataFrame):  # on disk before the kernel, which mounts it, starts
+        folder.mkdir(parents=True, exist_ok=True)
+        data.to_parquet(folder / DATAFRAME_FILE, index=False)
+        data = folder / DATAFRAME_FILE
     with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(_started_kernel, settings, folder, str(kernel_data))
+        starting = pool.submit(_started_kernel, settings, folder, str(Path(str(data)).resolve()))
         pool.submit(_preload_artifact_libraries)
         try:
             state = new_run(request, data, settings, planner=settings.planner, run_id=run_id)
@@ -82,7 +87,7 @@ def investigate(request: Request, settings: Settings, hooks: Hooks | None = None
             _discard(starting, folder)
             raise
         kernel = starting.result()
-    return _run(state, settings, hooks or Hooks(), kernel)
+    return _run(state, settings, hooks, kernel, planner)
 
 
 def _preload_artifact_libraries() -> None:
@@ -142,9 +147,15 @@ def _discard(starting: Future[Kernel], folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(state: RunState, settings: Settings, hooks: Hooks, kernel: Kernel | None = None) -> Report:
+def _run(
+    state: RunState,
+    settings: Settings,
+    hooks: Hooks,
+    kernel: Kernel | None = None,
+    planner: Planner | None = None,
+) -> Report:
     folder = run_dir(settings.runs_dir, state.run_id)
-    planner = make_planner(settings, hooks)
+    planner = planner or make_planner(settings, hooks)
     # a resumed run keeps counting its tokens: stats and the budget carry over
     planner.usage.update({k: v for k, v in state.tokens.items() if k not in ("total", "context_max")})
     kernel = kernel or make_kernel(settings, folder, state.data_path)

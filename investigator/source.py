@@ -148,6 +148,14 @@ def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> N
         .iloc[0]
     )
     span = f"the data covers {first} to {last}"
+    # a window that sticks out of the data would compare a partial sum with a full one
+    if spec.current.end > last:
+        raise DataError(f"the window ends {spec.current.end}, after the data; {span}: pick an earlier --end")
+    if spec.baseline.start < first:
+        raise DataError(
+            f"the {spec.baseline_kind} baseline starts {spec.baseline.start}, before the data; {span}: "
+            "pick a later --end, a shorter --window or another --baseline"
+        )
     if not counts["cur"]:
         raise DataError(
             f"no rows in the window {spec.current.start} to {spec.current.end}; {span}: pick another --end"

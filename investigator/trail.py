@@ -98,6 +98,12 @@ def _intro(state: RunState) -> str:
         "Each step below is the planner's decision and reasoning, then the code it ran with the output "
         "it saw. *Run All* replays the analysis on the same data.",
     ]
+    if state.planner != "offline":
+        lines += [
+            "",
+            f"**Caution:** the code below was written by the {state.planner} planner and ran in the "
+            "sandbox. *Run All* runs it in this notebook's kernel, with your environment: read it first.",
+        ]
     return "\n".join(lines)
 
 

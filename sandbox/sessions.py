@@ -232,6 +232,7 @@ class SessionRegistry:
     ) -> None:
         self.default_backend = default_backend
         self.warm = dict(warm or {})  # workspace -> a local kernel started before the first call
+        self.owns_root = root is None
         self.root = root or Path(tempfile.mkdtemp(prefix="investigator-sandbox-"))
         self.confine = confine  # remote clients: workspaces under root, data under data_roots
         self.data_roots = [p.resolve() for p in data_roots or []]
@@ -270,12 +271,16 @@ class SessionRegistry:
     def _adopt_warm(self, options: SessionOptions, workdir: Path) -> JupyterKernel | None:
         """The kernel started ahead for this workspace, if any and if it came up."""
         pending = self.warm.pop(workdir.resolve(), None)
-        if pending is None or options.backend != "local":
+        if pending is None:
             return None
         try:
-            return pending.result()
+            kernel = pending.result()
         except Exception:  # it failed to start early: the normal start reports the problem
             return None
+        if options.backend != "local":
+            kernel.shutdown()
+            return None
+        return kernel
 
     def _check(self, options: SessionOptions, workdir: Path) -> None:
         """Refuse host paths a session must not take over: a workspace is new, empty or ours
@@ -332,9 +337,16 @@ class SessionRegistry:
         del self.sessions[sid]
 
     def close_all(self) -> None:
+        """At exit: every session, any kernel started ahead but never used, our temp folder."""
         for sid in list(self.sessions):
             with contextlib.suppress(Exception):  # closing everything at exit is best effort
                 self.close(sid)
+        for pending in self.warm.values():
+            with contextlib.suppress(Exception):
+                pending.result().shutdown()
+        self.warm.clear()
+        if self.owns_root:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def prewarm(workdir: Path) -> Future[JupyterKernel]:

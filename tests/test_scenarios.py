@@ -67,3 +67,19 @@ def test_ratio_metric_within_noise_is_no_change_not_a_rate_change(tmp_path: Path
     state = new_run(request, path, settings, planner="offline")
     report = Investigation(settings, OfflinePlanner(), InProcessKernel()).run(state)
     assert [c.kind for c in report.root_causes] == ["no_change"]
+
+
+def test_text_in_the_data_stays_data_through_generated_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A segment value written as code: it reaches the drill-down and verification code as a
+    literal, runs nothing, and comes back verbatim as the cause."""
+    hostile = "x'); open('PWNED', 'w'); ('"
+    dims = {**OTHER_NAMES, "region": [hostile, *OTHER_NAMES["region"][1:]]}
+    monkeypatch.chdir(tmp_path)
+    _, causes = investigate_synth(
+        tmp_path, "segment_change", seed=2, dims=dims, segment={"region": hostile}, factor=0.4
+    )
+    assert causes[0]["segment"] == {"region": hostile}
+    assert causes[0]["verified"] is True
+    assert not list(tmp_path.rglob("PWNED"))

@@ -41,9 +41,10 @@ def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> flo
 
 
 def pct_change(current: float, baseline: float) -> float | None:
+    """(current - baseline) / |baseline|: for a negative metric (a loss) a move up is positive."""
     if baseline == 0 or not np.isfinite(baseline) or not np.isfinite(current):
         return None
-    return current / abs(baseline) - 1.0 if baseline > 0 else (current - baseline) / abs(baseline)
+    return (current - baseline) / abs(baseline)
 
 
 def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
@@ -59,7 +60,7 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     num = full[spec.numerator].rolling(length).sum()
     value = num / full[spec.denominator].rolling(length).sum() if spec.denominator else num
     base = value.shift(offset)
-    change = (value / base.abs() - 1.0).replace([np.inf, -np.inf], np.nan)
+    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)  # as pct_change
     ends = pd.Series(pd.to_datetime(full.index), index=full.index)
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()

@@ -37,7 +37,7 @@ def test_history_only_uses_windows_before_the_current_one() -> None:
     values = steady(60)
     values[-7:] = [1000.0] * 7  # a huge current window must not enter its own history
     hist = historical_changes(daily(values), spec())
-    assert np.all(np.abs(hist) < 0.2)
+    assert len(hist) > 30 and np.all(np.abs(hist) < 0.2)
 
 
 def test_short_windows_compare_the_same_weekday() -> None:
@@ -59,3 +59,15 @@ def test_ratio_metric_and_zero_baseline() -> None:
     m = movement(d, spec(num="revenue", den="orders"))
     assert np.isnan(m.baseline) and m.change_pct is None
     assert pct_change(5.0, 0.0) is None and pct_change(-5.0, -10.0) == pytest.approx(0.5)
+
+
+def test_negative_metric_is_measured_like_a_positive_one() -> None:
+    """Regression: history used value/|base| - 1 while the current change used (v - b)/|b|, so a
+    steady loss scored z in the hundreds."""
+    rng = np.random.default_rng(3)
+    values = list(-100 * (1 + rng.normal(0, 0.01, 120)))
+    steady = movement(daily(values), spec())
+    assert not steady.significant and abs(steady.z or 0) < 3
+    values[-7:] = [v * 0.7 for v in values[-7:]]  # the loss shrinks by 30%: up 30%
+    better = movement(daily(values), spec())
+    assert better.significant and better.change_pct == pytest.approx(0.3, abs=0.02)

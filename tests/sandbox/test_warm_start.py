@@ -20,3 +20,14 @@ def test_prewarmed_kernel_is_adopted_for_its_workspace(tmp_path: Path) -> None:
         assert other.kernel is not session.kernel
     finally:
         registry.close_all()
+
+
+def test_unused_warm_kernel_and_temp_root_are_cleaned_up(tmp_path: Path) -> None:
+    future = prewarm(tmp_path / "never-used")
+    registry = SessionRegistry("local", warm={(tmp_path / "never-used").resolve(): future})
+    root = registry.root
+    kernel = future.result()
+    assert kernel.alive() and root.is_dir()
+    registry.close_all()
+    assert not kernel.alive()
+    assert not root.exists()
