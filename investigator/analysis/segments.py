@@ -9,6 +9,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from .localize import localize, localize_ratio
+from .movement import pct_change
 from .queries import BASE, CUR
 from .spec import AnalysisSpec
 
@@ -22,7 +23,7 @@ def _segment_changes(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.Dat
     cur = g[CUR + n] / g[CUR + d] if d else g[CUR + n]
     base = g[BASE + n] / g[BASE + d] if d else g[BASE + n]
     weight = g[BASE + d] if d else g[BASE + n].abs()
-    return pd.DataFrame({"pct": cur / base.where(base != 0) - 1, "weight": weight})
+    return pd.DataFrame({"pct": (cur - base) / base.abs().where(base != 0), "weight": weight})
 
 
 class DimensionSpread(BaseModel):
@@ -45,7 +46,7 @@ def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
     n, d = spec.numerator, spec.denominator
     cur = cube[CUR + n].sum() / (cube[CUR + d].sum() if d else 1.0)
     base = cube[BASE + n].sum() / (cube[BASE + d].sum() if d else 1.0)
-    total = float(cur / base - 1) if base else None
+    total = pct_change(float(cur), float(base))
     spreads = []
     for dim in spec.dimensions:
         s = _segment_changes(cube, spec, dim).dropna()
@@ -112,7 +113,7 @@ def explain_segments(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int =
     return SegmentExplanation(
         metric=spec.metric,
         total_change=total_cur - total_base,
-        change_pct=total_cur / total_base - 1 if total_base else None,
+        change_pct=pct_change(total_cur, total_base),
         elements=elements,
         broad=broad,
     )
@@ -159,9 +160,9 @@ def drill_down(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) 
         if g.empty or not seg_change:
             continue
         top = change.abs().idxmax() if seg_change == 0 else (change * np.sign(seg_change)).idxmax()
-        pct = change / g[BASE + n].where(g[BASE + n] != 0)
+        pct = change / g[BASE + n].abs().where(g[BASE + n] != 0)
         w = g[BASE + n].abs() / g[BASE + n].abs().sum()
-        seg_pct = seg_change / seg_base if seg_base else np.nan
+        seg_pct = seg_change / abs(seg_base) if seg_base else np.nan
         disp = float((w * (pct - seg_pct).abs()).sum() / abs(seg_pct)) if seg_pct else np.inf
         children.append(
             ChildSplit(
@@ -178,7 +179,7 @@ def drill_down(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) 
         metric=spec.metric,
         segment=segment,
         segment_change=seg_change,
-        segment_change_pct=seg_change / seg_base if seg_base else None,
+        segment_change_pct=seg_change / abs(seg_base) if seg_base else None,
         share_of_total=seg_change / total_change if total_change else 0.0,
         children=children,
         uniform=best is None,
