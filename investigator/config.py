@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
@@ -46,8 +46,27 @@ class YamlSource(PydanticBaseSettingsSource):
         return _read_yaml(config_dir() / self.filename)
 
 
-class Settings(BaseSettings):
+class YamlSettings(BaseSettings):
+    """Settings whose defaults come from `configs/<yaml_file>`; env vars and arguments win."""
+
+    yaml_file: ClassVar[str]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, YamlSource(settings_cls, cls.yaml_file)
+
+
+class Settings(YamlSettings):
     """How an investigation runs."""
+
+    yaml_file: ClassVar[str] = "investigator.yaml"
 
     model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_", extra="forbid")
 
@@ -86,17 +105,6 @@ class Settings(BaseSettings):
         if self.planner == "llm" and self.sandbox == "inprocess":
             raise ValueError("the llm planner's code runs only in a kernel: use sandbox local or docker")
         return self
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, YamlSource(settings_cls, "investigator.yaml")
 
 
 def load_settings(**overrides: Any) -> Settings:

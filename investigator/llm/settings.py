@@ -6,19 +6,21 @@ The API key is a `SecretStr`: it prints as `**********` and is never written any
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from ..config import YamlSource
+from ..config import YamlSettings
 from ..errors import ConfigError
 
 Mode = Literal["tools", "json", "json_schema", "md_json"]
 
 
-class LLMSettings(BaseSettings):
+class LLMSettings(YamlSettings):
     """How the LLM planner reaches its model and how patient it is."""
+
+    yaml_file: ClassVar[str] = "llm.yaml"
 
     model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_LLM_", extra="forbid")
 
@@ -53,17 +55,6 @@ class LLMSettings(BaseSettings):
         [5.0, 15.0, 30.0, 60.0, 120.0],
         description="Waits after successive connection errors, timeouts or 5xx; then give up.",
     )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, YamlSource(settings_cls, "llm.yaml")
 
     @property
     def endpoint(self) -> str:
