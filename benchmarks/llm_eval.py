@@ -29,13 +29,13 @@ from scenarios import SHARED, cause_found
 
 from investigator.config import load_settings
 from investigator.errors import InvestigatorError
-from investigator.investigation import Investigation, new_run
 from investigator.llm import LLMSettings, load_llm_settings
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
 from investigator.protocols import Planner
-from investigator.source import Request
-from investigator.state import run_dir
+from investigator.run.loop import Investigation, new_run
+from investigator.run.state import run_dir
+from investigator.sources.request import Request
 from investigator.testing import FakeOpenAI, answer
 from sandbox.kernels.local import LocalKernel
 

@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sandbox.client import McpKernel  # noqa: E402
+from investigator.kernels.mcp import McpKernel  # noqa: E402
 from sandbox.kernels.local import LocalKernel  # noqa: E402
 
 

@@ -27,7 +27,7 @@ import json, resource, sys, time
 from pathlib import Path
 from investigator.config import load_settings
 from investigator.runner import investigate
-from investigator.source import Request
+from investigator.sources.request import Request
 path, runs = sys.argv[1], sys.argv[2]
 started = time.monotonic()
 report = investigate(Request(metric="revenue", data=path), load_settings(runs_dir=runs))
@@ -42,7 +42,7 @@ print(json.dumps({
 
 GENERATE = """
 import sys
-from investigator.synth import generate
+from investigator.sources.synth import generate
 rows, path = int(sys.argv[1]), sys.argv[2]
 days = 120
 leaves = rows // days

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .notebook import Investigation, investigate
+    from investigator.front.notebook import Investigation, investigate
 
 __version__ = "0.1.0"
 __all__ = ["Investigation", "__version__", "investigate", "load_ipython_extension"]
@@ -20,7 +20,7 @@ __all__ = ["Investigation", "__version__", "investigate", "load_ipython_extensio
 
 def __getattr__(name: str) -> Any:
     if name in ("investigate", "Investigation"):
-        from . import notebook
+        from investigator.front import notebook
 
         return getattr(notebook, name)
     raise AttributeError(f"module 'investigator' has no attribute {name!r}")
@@ -28,6 +28,6 @@ def __getattr__(name: str) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext investigator`: registers `%investigate` and `%%investigate`."""
-    from .magics import load
+    from investigator.front.magics import load
 
     load(ipython)

@@ -1,3 +1,3 @@
-from .cli import main
+from investigator.front.cli import main
 
 main()

@@ -1,5 +1,6 @@
-"""Settings: defaults in `configs/investigator.yaml`, overridden by `INVESTIGATOR_*` env vars,
-overridden by CLI flags. Metric definitions live in `configs/metrics.yaml`."""
+"""Settings: defaults shipped in the package (`investigator/configs/*.yaml`), overridden by a
+project's own `configs/` folder in the working directory (or `INVESTIGATOR_CONFIG_DIR`), then by
+`INVESTIGATOR_*` env vars, then by CLI flags. Metric definitions live in `metrics.yaml`."""
 
 from __future__ import annotations
 
@@ -11,13 +12,28 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from .errors import ConfigError
+from investigator.errors import ConfigError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULTS_DIR = Path(__file__).resolve().parent / "configs"
 
 
 def config_dir() -> Path:
-    return Path(os.environ.get("INVESTIGATOR_CONFIG_DIR", PROJECT_ROOT / "configs"))
+    """The project's config folder: `INVESTIGATOR_CONFIG_DIR`, else `./configs`."""
+    return Path(os.environ.get("INVESTIGATOR_CONFIG_DIR", "configs"))
+
+
+def read_config(filename: str) -> dict[str, Any]:
+    """The package default for `filename` with the project's file laid over it (top-level keys;
+    `metrics` merges by name, so a project adds metrics without repeating the defaults)."""
+    merged = _read_yaml(DEFAULTS_DIR / filename)
+    project = config_dir() / filename
+    if project.resolve() == (DEFAULTS_DIR / filename).resolve():
+        return merged
+    for key, value in _read_yaml(project).items():
+        if key == "metrics" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            value = {**merged[key], **value}
+        merged[key] = value
+    return merged
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -43,7 +59,7 @@ class YamlSource(PydanticBaseSettingsSource):
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return _read_yaml(config_dir() / self.filename)
+        return read_config(self.filename)
 
 
 class YamlSettings(BaseSettings):
@@ -132,7 +148,7 @@ class MetricDefinition(BaseModel):
 
 def load_metrics() -> dict[str, MetricDefinition]:
     path = config_dir() / "metrics.yaml"
-    raw = _read_yaml(path).get("metrics", {}) or {}
+    raw = read_config("metrics.yaml").get("metrics", {}) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: 'metrics' must map names to definitions")
     out = {}

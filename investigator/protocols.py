@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from investigator.run.compress import Compressed
+    from investigator.run.context import Context
+    from investigator.run.decision import Decision
     from sandbox.models import ExecResult
-
-    from .compress import Compressed
-    from .context import Context
-    from .decision import Decision
 
 
 @runtime_checkable

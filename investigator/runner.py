@@ -11,14 +11,14 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from .config import Settings
-from .demo import demo_path
-from .errors import ConfigError
-from .investigation import DATAFRAME_FILE, Investigation, new_run
-from .protocols import Kernel, Planner
-from .report import Report
-from .source import Request, metric_data
-from .state import STATE_FILE, RunState, load, new_run_id, run_dir, save
+from investigator.config import Settings
+from investigator.errors import ConfigError
+from investigator.protocols import Kernel, Planner
+from investigator.report.model import Report
+from investigator.run.loop import DATAFRAME_FILE, Investigation, new_run
+from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
+from investigator.sources.demo import demo_path
+from investigator.sources.request import Request, metric_data
 
 
 class Hooks(BaseModel):
@@ -35,12 +35,12 @@ class Hooks(BaseModel):
 def make_planner(settings: Settings, hooks: Hooks | None = None) -> Planner:
     hooks = hooks or Hooks()
     if settings.planner == "offline":
-        from .planners.offline import OfflinePlanner
+        from investigator.planners.offline import OfflinePlanner
 
         return OfflinePlanner()
     if settings.planner == "llm":  # imported lazily: openai and instructor are slow to load
-        from .llm import load_llm_settings
-        from .planners.llm import LLMPlanner
+        from investigator.llm import load_llm_settings
+        from investigator.planners.llm import LLMPlanner
 
         return LLMPlanner(load_llm_settings(**hooks.llm), settings, on_wait=hooks.on_wait)
     raise ConfigError(f"planner {settings.planner!r} is not one of offline, llm")
@@ -51,10 +51,10 @@ def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
     whatever the backend; `inprocess` skips all of that and is for tests and benchmarks only."""
     workdir = folder / "workspace"
     if settings.sandbox == "inprocess":
-        from sandbox.kernels.inprocess import InProcessKernel
+        from investigator.kernels.inprocess import InProcessKernel
 
         return InProcessKernel(workdir)
-    from sandbox.client import McpKernel
+    from investigator.kernels.mcp import McpKernel
 
     return McpKernel(backend=settings.sandbox, workdir=workdir, data_files=[data_path])
 
@@ -96,7 +96,7 @@ def _preload_artifact_libraries() -> None:
         import matplotlib.backends.backend_agg
         import matplotlib.figure  # noqa: F401
 
-        from . import artifacts, charts, html_report, trail  # noqa: F401
+        from investigator.report import artifacts, charts, html, trail  # noqa: F401
 
 
 def _started_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
@@ -166,7 +166,7 @@ def _run(
             kernel.shutdown()
             raise
         stopping = pool.submit(kernel.shutdown)  # the kernel stops while the artifacts are drawn
-        from .artifacts import write_artifacts
+        from investigator.report.artifacts import write_artifacts
 
         write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
         stopping.result()

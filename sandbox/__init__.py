@@ -1,5 +1,5 @@
 """Kernel execution for generated code: a persistent Jupyter kernel behind one `Kernel` protocol."""
 
-from .models import ExecError, ExecResult, ToolResult
+from sandbox.models import ExecError, ExecResult, ToolResult
 
 __all__ = ["ExecError", "ExecResult", "ToolResult"]

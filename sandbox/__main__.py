@@ -85,10 +85,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     warm = {}
     if args.warm_workspace and args.backend == "local" and args.transport == "stdio":
-        from .sessions import prewarm  # before the MCP SDK import below, so the two overlap
+        from sandbox.sessions import prewarm  # before the MCP SDK import below, so the two overlap
 
         warm[args.warm_workspace.resolve()] = prewarm(args.warm_workspace.resolve())
-    from .server import build_server
+    from sandbox.server import build_server
 
     logging.basicConfig(
         stream=sys.stderr,

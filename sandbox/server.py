@@ -18,8 +18,8 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
-from .models import ToolResult
-from .sessions import PACKAGES_DIR, SessionOptions, SessionRegistry
+from sandbox.models import ToolResult
+from sandbox.sessions import PACKAGES_DIR, SessionOptions, SessionRegistry
 
 __all__ = ["build_server"]
 

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .kernels.jupyter import JupyterKernel
-from .models import ExecResult
+from sandbox.kernels.jupyter import JupyterKernel
+from sandbox.models import ExecResult
 
 __all__ = ["Session", "SessionOptions", "SessionRegistry", "cap_text"]
 
@@ -243,7 +243,7 @@ class SessionRegistry:
     def docker(self) -> Any:
         """The Docker client, made once; its first use sweeps orphans of crashed runs."""
         if self._docker is None:
-            from .kernels.docker import docker_client, sweep_orphans
+            from sandbox.kernels.docker import docker_client, sweep_orphans
 
             self._docker = docker_client()
             self.swept = sweep_orphans(self._docker)
@@ -302,10 +302,10 @@ class SessionRegistry:
 
     def _kernel(self, options: SessionOptions, workdir: Path) -> tuple[JupyterKernel, dict[str, str]]:
         if options.backend == "local":
-            from .kernels.local import LocalKernel
+            from sandbox.kernels.local import LocalKernel
 
             return LocalKernel(workdir), {p: str(Path(p).resolve()) for p in options.data_paths}
-        from .kernels.docker import DEFAULT_IMAGE, DockerKernel
+        from sandbox.kernels.docker import DEFAULT_IMAGE, DockerKernel
 
         mounts: dict[str, str] = {}
         for i, p in enumerate(options.data_paths):
@@ -355,7 +355,7 @@ def prewarm(workdir: Path) -> Future[JupyterKernel]:
     A stdio server knows its first workspace from its command line, so the kernel can come up
     while the server itself is still importing the MCP SDK: the two take about as long.
     """
-    from .kernels.local import LocalKernel
+    from sandbox.kernels.local import LocalKernel
 
     def start() -> JupyterKernel:
         workdir.mkdir(parents=True, exist_ok=True)

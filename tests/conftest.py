@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from investigator.config import load_settings
-from investigator.synth import generate
+from investigator.sources.synth import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

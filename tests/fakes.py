@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from investigator.compress import Compressed
-from investigator.context import Context
-from investigator.decision import Decision, DecisionType, RootCause
+from investigator.run.compress import Compressed
+from investigator.run.context import Context
+from investigator.run.decision import Decision, DecisionType, RootCause
 from sandbox.models import ExecResult
 
 Step = Decision | Callable[[Context], Decision]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from investigator.config import load_settings
-from investigator.context import build_context, cut
-from investigator.investigation import Investigation, new_run
-from investigator.source import Request
-from investigator.state import Finding
-from sandbox.kernels.inprocess import InProcessKernel
+from investigator.kernels.inprocess import InProcessKernel
+from investigator.run.context import build_context, cut
+from investigator.run.loop import Investigation, new_run
+from investigator.run.state import Finding
+from investigator.sources.request import Request
 
 from .fakes import ScriptedPlanner, analyze
 

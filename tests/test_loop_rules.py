@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from investigator.config import Settings, load_settings
-from investigator.decision import Decision, DecisionType, RootCause
-from investigator.hypotheses import Status
-from investigator.investigation import Investigation, new_run
-from investigator.report import Report
-from investigator.source import Request
-from investigator.state import load, run_dir
-from sandbox.kernels.inprocess import InProcessKernel
+from investigator.kernels.inprocess import InProcessKernel
+from investigator.report.model import Report
+from investigator.run.decision import Decision, DecisionType, RootCause
+from investigator.run.hypotheses import Status
+from investigator.run.loop import Investigation, new_run
+from investigator.run.state import load, run_dir
+from investigator.sources.request import Request
 
 from .fakes import ScriptedPlanner, analyze, conclude
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from investigator.config import load_settings
-from investigator.investigation import Investigation, new_run
+from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
-from investigator.source import Request
-from investigator.synth import CAUSES
-from sandbox.kernels.inprocess import InProcessKernel
+from investigator.run.loop import Investigation, new_run
+from investigator.sources.request import Request
+from investigator.sources.synth import CAUSES
 
 from .conftest import write_synth
 

@@ -1,9 +1,15 @@
 """The LLM boundary: settings, prompts, response schemas and the one client that calls the model."""
 
-from .client import LLMClient
-from .errors import InvalidOutput, LLMAuthError, LLMRequestRejected, LLMUnavailable, PromptTooLarge
-from .settings import LLMSettings, load_llm_settings
-from .wait import OnWait, countdown, terminal_countdown
+from investigator.llm.client import LLMClient
+from investigator.llm.errors import (
+    InvalidOutput,
+    LLMAuthError,
+    LLMRequestRejected,
+    LLMUnavailable,
+    PromptTooLarge,
+)
+from investigator.llm.settings import LLMSettings, load_llm_settings
+from investigator.llm.wait import OnWait, countdown, terminal_countdown
 
 __all__ = [
     "InvalidOutput",

@@ -28,12 +28,12 @@ from instructor.core import IncompleteOutputException, InstructorRetryException
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
-from ..context import estimate_tokens
-from ..errors import InvestigatorError
-from .errors import InvalidOutput, LLMAuthError, LLMRequestRejected, LLMUnavailable
-from .prompts import Prompt
-from .settings import LLMSettings
-from .wait import OnWait, terminal_countdown
+from investigator.errors import InvestigatorError
+from investigator.llm.errors import InvalidOutput, LLMAuthError, LLMRequestRejected, LLMUnavailable
+from investigator.llm.prompts import Prompt
+from investigator.llm.settings import LLMSettings
+from investigator.llm.wait import OnWait, terminal_countdown
+from investigator.run.context import estimate_tokens
 
 __all__ = ["LLMClient"]
 

@@ -11,7 +11,7 @@ PlannerError (exit 1)
 
 from __future__ import annotations
 
-from ..errors import PlannerError, UserError
+from investigator.errors import PlannerError, UserError
 
 __all__ = ["InvalidOutput", "LLMAuthError", "LLMRequestRejected", "LLMUnavailable", "PromptTooLarge"]
 

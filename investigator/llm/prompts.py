@@ -20,13 +20,12 @@ from typing import Literal
 from pydantic import BaseModel
 
 import investigator.analysis as analysis
+from investigator.llm.errors import PromptTooLarge
+from investigator.run.compress import Compressed
+from investigator.run.context import cut, estimate_tokens
+from investigator.run.decision import Decision
+from investigator.run.hypotheses import Hypothesis
 from sandbox.models import ExecResult
-
-from ..compress import Compressed
-from ..context import cut, estimate_tokens
-from ..decision import Decision
-from ..hypotheses import Hypothesis
-from .errors import PromptTooLarge
 
 Phase = Literal["decide", "compress", "reflect"]
 CODE_MAX_CHARS = 2000

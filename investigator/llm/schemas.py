@@ -12,9 +12,9 @@ from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from ..compress import Compressed, Update
-from ..decision import CauseKind, Confidence, Decision, DecisionType, RootCause
-from ..hypotheses import Status
+from investigator.run.compress import Compressed, Update
+from investigator.run.decision import CauseKind, Confidence, Decision, DecisionType, RootCause
+from investigator.run.hypotheses import Status
 
 M = TypeVar("M", bound=BaseModel)
 

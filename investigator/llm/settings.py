@@ -11,8 +11,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import SettingsConfigDict
 
-from ..config import YamlSettings
-from ..errors import ConfigError
+from investigator.config import YamlSettings
+from investigator.errors import ConfigError
 
 Mode = Literal["tools", "json", "json_schema", "md_json"]
 

@@ -1,5 +1,5 @@
 """Planners: who decides the next step. Each returns a `Decision` from a `Context`."""
 
-from .offline import OfflinePlanner
+from investigator.planners.offline import OfflinePlanner
 
 __all__ = ["OfflinePlanner"]

@@ -9,21 +9,20 @@ Transport failures that outlast the backoff, and a refused key, end the run (it 
 
 from __future__ import annotations
 
+from investigator.config import Settings
+from investigator.llm.client import LLMClient
+from investigator.llm.errors import InvalidOutput, PromptTooLarge
+from investigator.llm.prompts import build, step_record
+from investigator.llm.schemas import NextStep, Reflection, StepFinding, bound
+from investigator.llm.settings import LLMSettings
+from investigator.llm.wait import OnWait
+from investigator.planners.offline import OfflinePlanner
+from investigator.protocols import Planner
+from investigator.run.compress import Compressed
+from investigator.run.context import Context
+from investigator.run.decision import Decision
+from investigator.run.hypotheses import Hypothesis
 from sandbox.models import ExecResult
-
-from ..compress import Compressed
-from ..config import Settings
-from ..context import Context
-from ..decision import Decision
-from ..hypotheses import Hypothesis
-from ..llm.client import LLMClient
-from ..llm.errors import InvalidOutput, PromptTooLarge
-from ..llm.prompts import build, step_record
-from ..llm.schemas import NextStep, Reflection, StepFinding, bound
-from ..llm.settings import LLMSettings
-from ..llm.wait import OnWait
-from ..protocols import Planner
-from .offline import OfflinePlanner
 
 FALLBACK = "[offline fallback"  # how a fallback step is recognised in its rationale and finding
 

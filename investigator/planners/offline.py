@@ -7,13 +7,12 @@ segments it finds, pivots when a hypothesis is ruled out, and concludes from the
 
 from __future__ import annotations
 
+from investigator.run.compress import Compressed, drill_key, seg
+from investigator.run.context import Context
+from investigator.run.decision import Decision, DecisionType
+from investigator.run.hypotheses import Hypothesis, Status
+from investigator.run.verdict import conclusion_text, confidence, root_causes
 from sandbox.models import ExecResult
-
-from ..compress import Compressed, drill_key, seg
-from ..context import Context
-from ..decision import Decision, DecisionType
-from ..hypotheses import Hypothesis, Status
-from ..verdict import conclusion_text, confidence, root_causes
 
 # hypothesis kind -> (evidence kind its test produces, code that tests it)
 TESTS: dict[str, tuple[str, str]] = {

@@ -27,7 +27,7 @@ from typing import Any
 
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from .jupyter import INLINE, JupyterKernel
+from sandbox.kernels.jupyter import INLINE, JupyterKernel
 
 __all__ = ["DEFAULT_IMAGE", "DockerKernel", "docker_client", "sweep_orphans"]
 

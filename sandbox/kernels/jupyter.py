@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Self
 
-from ..models import ExecError, ExecResult
+from sandbox.models import ExecError, ExecResult
 
 MIME = "application/vnd.investigator+json"
 INLINE = "module://matplotlib_inline.backend_inline"

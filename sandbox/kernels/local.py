@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-from .jupyter import INLINE, MIME, JupyterKernel
+from sandbox.kernels.jupyter import INLINE, MIME, JupyterKernel
 
 __all__ = ["MIME", "LocalKernel", "clean_env"]
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from investigator.llm import LLMSettings
-from investigator.synth import generate
+from investigator.sources.synth import generate
 from investigator.testing import FakeOpenAI
 
 from .helpers import FAST

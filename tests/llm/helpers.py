@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
-from investigator.investigation import Investigation, new_run
 from investigator.protocols import Planner
-from investigator.report import Report
-from investigator.source import Request
-from investigator.state import run_dir
+from investigator.report.model import Report
+from investigator.run.loop import Investigation, new_run
+from investigator.run.state import run_dir
+from investigator.sources.request import Request
 from sandbox.kernels.local import LocalKernel
 
 FAST = {

@@ -11,7 +11,7 @@ import pytest
 
 from investigator.llm import LLMSettings
 from investigator.planners.llm import FALLBACK, LLMPlanner
-from investigator.state import load
+from investigator.run.state import load
 from investigator.testing import FakeOpenAI, Reply, Seen, answer, fault
 
 from .helpers import FAST, investigate, loop_settings

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from investigator.compress import Compressed, Update
 from investigator.config import Settings
-from investigator.context import Context, build_context
-from investigator.decision import Decision, DecisionType
-from investigator.hypotheses import Status
-from investigator.investigation import new_run
 from investigator.llm import LLMSettings
 from investigator.llm.prompts import DECIDE, system_prompt
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
-from investigator.source import Request
+from investigator.run.compress import Compressed, Update
+from investigator.run.context import Context, build_context
+from investigator.run.decision import Decision, DecisionType
+from investigator.run.hypotheses import Status
+from investigator.run.loop import new_run
+from investigator.sources.request import Request
 from investigator.testing import FakeOpenAI, answer, malformed
 from sandbox.models import ExecResult
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from investigator import Investigation, investigate
-from investigator.artifacts import write_artifacts
 from investigator.errors import DataError, UserError
-from investigator.synth import generate
+from investigator.report.artifacts import write_artifacts
+from investigator.sources.synth import generate
 
 from .conftest import PLANTED
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from investigator import investigate
-from investigator.notebook import Investigation
-from investigator.synth import generate
+from investigator.front.notebook import Investigation
+from investigator.sources.synth import generate
 
 from .chromium import find_chromium, open_page
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from IPython.testing.globalipapp import start_ipython
 
-from investigator.notebook import Investigation
-from investigator.state import load
-from investigator.synth import generate
+from investigator.front.notebook import Investigation
+from investigator.run.state import load
+from investigator.sources.synth import generate
 
 
 @pytest.fixture(scope="module")

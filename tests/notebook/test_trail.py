@@ -11,9 +11,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from investigator.notebook import Investigation
-from investigator.state import load
-from investigator.trail import TRAIL_FILE, outputs_of
+from investigator.front.notebook import Investigation
+from investigator.report.trail import TRAIL_FILE, outputs_of
+from investigator.run.state import load
 from sandbox.models import ExecError, ExecResult
 
 

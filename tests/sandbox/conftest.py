@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 import pytest
 from mcp import StdioServerParameters
 
-from sandbox.client import McpKernel
+from investigator.kernels.mcp import McpKernel
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"

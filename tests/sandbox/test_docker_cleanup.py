@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.client import McpKernel
+from investigator.kernels.mcp import McpKernel
 from sandbox.kernels.docker import LABEL, docker_client, sweep_orphans
 
 from .conftest import child_env, needs_docker

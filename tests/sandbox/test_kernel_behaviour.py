@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.client import McpKernel
+from investigator.kernels.mcp import McpKernel
 from sandbox.sessions import OUTPUT_CAP
 
 from .conftest import Backend, needs_docker, secret_env

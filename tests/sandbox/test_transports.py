@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from investigator.errors import KernelError
-from sandbox.client import McpKernel
+from investigator.kernels.mcp import McpKernel
 
 from .conftest import child_env
 

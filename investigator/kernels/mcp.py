@@ -24,12 +24,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from investigator.errors import KernelError
-
-from .models import ExecError, ExecResult
+from sandbox.models import ExecError, ExecResult
 
 __all__ = ["McpKernel", "ToolFailed"]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 UPLOAD_MAX = 64 * 2**20
 _PASSED_ENV = ("DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "INVESTIGATOR_SANDBOX_IMAGE")
 

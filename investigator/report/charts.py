@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from .analysis.spec import AnalysisSpec, Window
-from .compress import num
-from .decision import RootCause
+from investigator.analysis.spec import AnalysisSpec, Window
+from investigator.run.compress import num
+from investigator.run.decision import RootCause
 
 MAX_STEPS = 7  # segments shown in the bridge; the rest are lumped into "other"
 CONTEXT_DAYS = 56  # history shown before the earlier of the two windows
@@ -53,7 +53,7 @@ def chart_data(
     data_path: str, spec: AnalysisSpec, causes: list[RootCause], evidence: dict[str, Any]
 ) -> ChartData:
     """Aggregate the run's data (in the engine) into what the charts need."""
-    from .analysis.queries import daily_totals, open_table, period_cube
+    from investigator.analysis.queries import daily_totals, open_table, period_cube
 
     table = open_table(data_path, spec.time_column)
     daily = daily_totals(table, spec)
@@ -135,11 +135,11 @@ def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change
     for d in dims[1:]:
         cube["_segment"] = cube["_segment"] + " · " + cube[d].astype(str)
     if spec.is_ratio:
-        from .analysis.ratio import mix_rate
+        from investigator.analysis.ratio import mix_rate
 
         effects = mix_rate(cube, spec, "_segment")[["_segment", "effect"]]
     else:
-        from .analysis.contributions import contributions
+        from investigator.analysis.contributions import contributions
 
         effects = contributions(cube, spec, ["_segment"]).rename(columns={"change": "effect"})
     steps = [

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .analysis.spec import AnalysisSpec
-from .compress import drill_key, num, pct, seg
-from .decision import Confidence, RootCause
+from investigator.analysis.spec import AnalysisSpec
+from investigator.run.compress import drill_key, num, pct, seg
+from investigator.run.decision import Confidence, RootCause
 
 MATERIAL = 0.25  # a data-quality issue must explain this share of the change to be a cause
 DQ_DOMINATES = 0.7

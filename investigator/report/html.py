@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .charts import ChartData, bridge_chart, chart_data, metric_chart
-from .compress import num, pct, seg
-from .report import Report
-from .state import RunState, load
+from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
+from investigator.report.model import Report
+from investigator.run.compress import num, pct, seg
+from investigator.run.state import RunState, load
 
 REPORT_FILE = "report.html"
 _BODY, _END = '<body style="margin:0;background:#fff">\n', "\n</body></html>\n"

@@ -10,10 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from investigator.run.decision import Decision
+from investigator.run.hypotheses import Status
 from sandbox.models import ExecResult
-
-from .decision import Decision
-from .hypotheses import Status
 
 
 class Update(BaseModel):

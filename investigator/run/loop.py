@@ -17,20 +17,26 @@ from typing import Any
 
 import pandas as pd
 
+from investigator.config import Settings
+from investigator.errors import KernelError
+from investigator.protocols import Kernel, Planner
+from investigator.report.model import Report, build_report, write_report
+from investigator.run.compress import Compressed, compress
+from investigator.run.context import Context, build_context
+from investigator.run.decision import Decision, DecisionType
+from investigator.run.hypotheses import Status, seed_hypotheses, with_status
+from investigator.run.rules import (
+    apply_updates,
+    conclusion_refusal,
+    forced_pivot,
+    pivot_hypotheses,
+    reorder,
+    stall_reason,
+)
+from investigator.run.state import Finding, RunState, new_run_id, run_dir, save, save_output
+from investigator.run.verdict import conclusion_text, confidence, root_causes
+from investigator.sources.request import Request, resolve
 from sandbox.models import ExecResult
-
-from .compress import Compressed, compress
-from .config import Settings
-from .context import Context, build_context
-from .decision import Decision, DecisionType
-from .errors import KernelError
-from .hypotheses import Status, seed_hypotheses, with_status
-from .protocols import Kernel, Planner
-from .report import Report, build_report, write_report
-from .rules import apply_updates, conclusion_refusal, forced_pivot, pivot_hypotheses, reorder, stall_reason
-from .source import Request, resolve
-from .state import Finding, RunState, new_run_id, run_dir, save, save_output
-from .verdict import conclusion_text, confidence, root_causes
 
 SETUP = """\
 from investigator.analysis import *

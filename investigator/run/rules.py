@@ -8,11 +8,11 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from .compress import Update
-from .config import Settings
-from .decision import Decision, DecisionType
-from .hypotheses import Hypothesis, Status, current, next_pending, with_status
-from .state import RunState
+from investigator.config import Settings
+from investigator.run.compress import Update
+from investigator.run.decision import Decision, DecisionType
+from investigator.run.hypotheses import Hypothesis, Status, current, next_pending, with_status
+from investigator.run.state import RunState
 
 NEAR_IDENTICAL = 0.9
 

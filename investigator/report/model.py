@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .compress import num, pct, seg
-from .decision import RootCause
-from .state import RunState
+from investigator.run.compress import num, pct, seg
+from investigator.run.decision import RootCause
+from investigator.run.state import RunState
 
 
 class Period(BaseModel):

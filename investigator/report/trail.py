@@ -19,12 +19,11 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from investigator.run.compress import seg
+from investigator.run.decision import Decision
+from investigator.run.loop import SETUP, VERIFY
+from investigator.run.state import Finding, RunState
 from sandbox.models import ExecResult
-
-from .compress import seg
-from .decision import Decision
-from .investigation import SETUP, VERIFY
-from .state import Finding, RunState
 
 TRAIL_FILE = "investigation.ipynb"
 _IMAGE = re.compile(r"^\[image saved as (?P<name>[^\]]+)\]$")

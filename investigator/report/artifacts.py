@@ -10,13 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .report import Report
-from .state import load
+from investigator.report.model import Report
+from investigator.run.state import load
 
 
 def write_artifacts(report: Report, folder: Path, verify_tolerance: float = 0.25) -> None:
     """Write the run's HTML report and trail notebook; warn (never raise) if either fails."""
-    from . import html_report, trail
+    from investigator.report import html as html_report
+    from investigator.report import trail
 
     def page() -> Path:
         return html_report.write(html_report.build(report, folder), report, folder / html_report.REPORT_FILE)

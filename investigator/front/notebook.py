@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import PrivateAttr
 
-from .config import Settings, load_settings
-from .errors import UserError
-from .report import Report, to_markdown
-from .source import build_request
-from .state import run_dir
+from investigator.config import Settings, load_settings
+from investigator.errors import UserError
+from investigator.report.model import Report, to_markdown
+from investigator.run.state import run_dir
+from investigator.sources.request import build_request
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,14 +65,14 @@ class Investigation(Report):
     def to_html(self, path: str | Path | None = None) -> Path:
         """Write the report as one self-contained HTML file (charts embedded); default: the run
         folder's report.html. Returns the path."""
-        from . import html_report
+        from investigator.report import html as html_report
 
         target = Path(path) if path is not None else self.folder / html_report.REPORT_FILE
         return html_report.write(self._html(), self, target)
 
     def _html(self) -> str:
         if self._fragment is None:
-            from . import html_report
+            from investigator.report import html as html_report
 
             saved = html_report.saved_fragment(self.report, self.folder)
             self._fragment = saved or html_report.build(self.report, self.folder)
@@ -89,16 +89,16 @@ class Investigation(Report):
     # going on ------------------------------------------------------------------------------------
     def resume(self, progress: bool = True) -> Investigation:
         """Finish a run that was interrupted, from its last completed iteration."""
-        from .live import progress as live
-        from .runner import resume
+        from investigator.front.live import progress as live
+        from investigator.runner import resume
 
         with live(self._settings.max_iterations, {}, enabled=progress) as hooks:
             return Investigation.of(resume(self.run_id, self._settings, hooks), self._settings)
 
     def continue_(self, iterations: int = 5, progress: bool = True) -> Investigation:
         """Give a finished or stopped run `iterations` more steps; it concludes again."""
-        from .live import progress as live
-        from .runner import continue_run
+        from investigator.front.live import progress as live
+        from investigator.runner import continue_run
 
         with live(self.stats.iterations + iterations + 1, {}, enabled=progress) as hooks:
             report = continue_run(self.run_id, self._settings, iterations, hooks)
@@ -130,8 +130,8 @@ def investigate(
     `data` is a DataFrame, a CSV/Parquet path, or None for the metric's configured data (else the
     demo). The keyword arguments are the CLI's flags; `quiet` turns the live progress off.
     """
-    from .live import progress
-    from .runner import investigate as run
+    from investigator.front.live import progress
+    from investigator.runner import investigate as run
 
     settings = load_settings(
         planner=planner,

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .decision import Decision
-from .runner import Hooks
-from .state import RunState
+from investigator.run.decision import Decision
+from investigator.run.state import RunState
+from investigator.runner import Hooks
 
 
 class Snapshot(BaseModel):
@@ -114,7 +114,7 @@ def _notebook_hooks(max_iterations: int, llm: dict[str, Any]) -> Hooks:
     def note(text: str) -> None:
         show(shown[0].model_copy(update={"note": text, "elapsed_s": time.monotonic() - started}))
 
-    from .llm.wait import countdown
+    from investigator.llm.wait import countdown
 
     return Hooks(progress=update, on_wait=countdown(note), llm=llm)
 
@@ -127,7 +127,7 @@ def _bundle(s: Snapshot) -> dict[str, str]:
 def _terminal_hooks(max_iterations: int, llm: dict[str, Any]) -> Iterator[Hooks]:
     from rich.console import Console
 
-    from .llm.wait import countdown
+    from investigator.llm.wait import countdown
 
     started = time.monotonic()
     with Console(stderr=True).status(Snapshot(max_iterations=max_iterations).note) as status:

@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..models import ExecError, ExecResult
+from sandbox.models import ExecError, ExecResult
 
 
 class InProcessKernel:

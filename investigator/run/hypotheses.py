@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from .analysis.spec import AnalysisSpec
+from investigator.analysis.spec import AnalysisSpec
 
 
 class Status(StrEnum):

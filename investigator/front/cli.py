@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from .config import load_settings
-from .errors import InvestigatorError, UserError
-from .live import progress
-from .report import Report, render_terminal
-from .runner import investigate, resume
-from .source import build_request
+from investigator.config import load_settings
+from investigator.errors import InvestigatorError, UserError
+from investigator.front.live import progress
+from investigator.report.model import Report, render_terminal
+from investigator.runner import investigate, resume
+from investigator.sources.request import build_request
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
 err = Console(stderr=True, soft_wrap=True)

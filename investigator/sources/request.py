@@ -15,10 +15,10 @@ import ibis
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
-from .analysis.queries import open_table
-from .analysis.spec import AnalysisSpec, Window
-from .config import MetricDefinition, load_metrics
-from .errors import DataError, UserError
+from investigator.analysis.queries import open_table
+from investigator.analysis.spec import AnalysisSpec, Window
+from investigator.config import MetricDefinition, load_metrics
+from investigator.errors import DataError, UserError
 
 BaselineKind = Literal["previous", "wow", "yoy"]
 _WINDOW = re.compile(r"^\s*(\d+)\s*([dw])\s*$", re.IGNORECASE)

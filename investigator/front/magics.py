@@ -17,8 +17,8 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from .errors import InvestigatorError
-from .notebook import Investigation, investigate
+from investigator.errors import InvestigatorError
+from investigator.front.notebook import Investigation, investigate
 
 
 class UsageError(Exception):
@@ -63,7 +63,7 @@ def parse(line: str) -> tuple[str | None, dict[str, Any]]:
     import typer
     from typer.main import get_command
 
-    from .cli import app
+    from investigator.front.cli import app
 
     cli = get_command(app)
     try:

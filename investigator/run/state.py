@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .analysis.spec import AnalysisSpec
-from .decision import Decision
-from .hypotheses import Hypothesis
-from .source import Request
+from investigator.analysis.spec import AnalysisSpec
+from investigator.run.decision import Decision
+from investigator.run.hypotheses import Hypothesis
+from investigator.sources.request import Request
 
 STATE_FILE = "state.json"
 

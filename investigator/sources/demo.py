@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .synth import generate
+from investigator.sources.synth import generate
 
 DEMO_SEGMENT = {"channel": "paid_search"}
 DEMO_VERSION = 2

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .analysis.spec import AnalysisSpec
-from .config import Settings
-from .hypotheses import Hypothesis
-from .state import Finding, RunState
+from investigator.analysis.spec import AnalysisSpec
+from investigator.config import Settings
+from investigator.run.hypotheses import Hypothesis
+from investigator.run.state import Finding, RunState
 
 MAX_FILES = 30
 
