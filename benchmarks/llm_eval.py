@@ -33,8 +33,8 @@ from investigator.llm import LLMSettings, load_llm_settings
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
 from investigator.protocols import Planner
-from investigator.run.loop import Investigation, new_run
 from investigator.run.state import run_dir
+from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 from investigator.testing import FakeOpenAI, answer
 from sandbox.kernels.local import LocalKernel
@@ -61,7 +61,7 @@ def run(folder: Path, planner: str, llm: LLMSettings | None, max_iterations: int
         try:
             state = new_run(request, data, settings, planner=chosen.name)
             kernel = LocalKernel(run_dir(settings.runs_dir, state.run_id) / "workspace")
-            report = Investigation(settings, chosen, kernel).run(state)
+            report = run_loop(state, settings, chosen, kernel)
         except InvestigatorError as e:
             return {**row, "found": False, "error": str(e), "elapsed_s": round(time.monotonic() - started, 1)}
         finally:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from investigator.errors import ConfigError
@@ -79,12 +79,10 @@ class YamlSettings(BaseSettings):
         return init_settings, env_settings, YamlSource(settings_cls, cls.yaml_file)
 
 
-class Settings(YamlSettings):
-    """How an investigation runs."""
+class RunSettings(BaseModel):
+    """How an investigation runs: saved with the run, so a resume runs the same way."""
 
-    yaml_file: ClassVar[str] = "investigator.yaml"
-
-    model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_", extra="forbid")
+    model_config = ConfigDict(extra="forbid")
 
     max_iterations: int = Field(15, ge=1, description="Stop with a partial conclusion after this many steps.")
     min_iterations_before_conclude: int = Field(
@@ -114,13 +112,27 @@ class Settings(YamlSettings):
     sandbox: Literal["local", "docker", "inprocess"] = Field(
         "local", description="Where code runs: MCP server with a local or Docker kernel."
     )
-    runs_dir: Path = Field(Path("runs"), description="Where run folders (state, outputs, reports) go.")
 
     @model_validator(mode="after")
-    def _llm_code_stays_in_a_kernel(self) -> Settings:
+    def _llm_code_stays_in_a_kernel(self) -> Self:
         if self.planner == "llm" and self.sandbox == "inprocess":
             raise ValueError("the llm planner's code runs only in a kernel: use sandbox local or docker")
         return self
+
+    def run_settings(self) -> RunSettings:
+        """Just the fields a run saves (not where runs live, which is the caller's)."""
+        return RunSettings.model_validate(self.model_dump(include=set(RunSettings.model_fields)))
+
+
+class Settings(YamlSettings, RunSettings):
+    """How an investigation runs, and where runs are kept: package defaults, the project's
+    `configs/investigator.yaml`, `INVESTIGATOR_*` variables, then flags."""
+
+    yaml_file: ClassVar[str] = "investigator.yaml"
+
+    model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_", extra="forbid")
+
+    runs_dir: Path = Field(Path("runs"), description="Where run folders (state, outputs, reports) go.")
 
 
 def load_settings(**overrides: Any) -> Settings:

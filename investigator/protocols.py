@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from investigator.run.compress import Compressed
@@ -35,10 +35,28 @@ class Planner(Protocol):
     """Decides the next step from the bounded context alone (no chat history)."""
 
     name: str
-    usage: dict[str, int]  # tokens spent so far, per phase (decide, compress, reflect, ...)
 
     def decide(self, context: Context) -> Decision: ...
 
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
         """Turn a step's output into a finding; `structured` is the library's own summary."""
+        ...
+
+    def take_usage(self) -> dict[str, int]:
+        """Tokens used since the last call, per phase (decide_in, compress_out, ...). The loop
+        adds them to the run's state, which owns the count and checks the budget."""
+        ...
+
+
+@runtime_checkable
+class DataSource(Protocol):
+    """Where a metric's rows live. Every question is an aggregation the engine runs; only
+    aggregates reach the host and the kernel."""
+
+    def describe(self) -> str:
+        """Where the data is, for messages and reports (never a credential)."""
+        ...
+
+    def open(self, time_column: str) -> Any:
+        """The data as an Ibis table, `time_column` typed as dates; a `DataError` if it cannot be read."""
         ...

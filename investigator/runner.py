@@ -1,38 +1,55 @@
-"""Wiring for the front doors: pick the planner and kernel, run, resume or continue, always clean up."""
+"""Wiring for the front doors: create a run, pick the planner and kernel, run, resume or continue,
+always clean up, then write the artifacts."""
 
 from __future__ import annotations
 
 import contextlib
 import shutil
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from investigator.config import Settings
+from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report
-from investigator.run.loop import DATAFRAME_FILE, Investigation, new_run
+from investigator.run.decision import Decision
+from investigator.run.hypotheses import seed_hypotheses
+from investigator.run.loop import InvestigationLoop
 from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
 from investigator.sources.demo import demo_path
-from investigator.sources.request import Request, metric_data
+from investigator.sources.request import Request, metric_definition, resolve
+
+if TYPE_CHECKING:
+    from investigator.llm.wait import OnWait
+
+DATAFRAME_FILE = "data.parquet"  # where a DataFrame given to a run is kept, inside the run folder
+Progress = Callable[[RunState, Decision | None], None]
 
 
-class Hooks(BaseModel):
-    """What a front door plugs in: progress updates, a countdown while the LLM backs off, and
-    overrides of the LLM settings (model, mode)."""
+@dataclass(frozen=True)
+class Hooks:
+    """What a front door plugs in: progress updates, and a countdown while the LLM backs off."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    progress: Any = None
-    on_wait: Any = None
-    llm: dict[str, Any] = Field(default_factory=dict)
+    progress: Progress | None = None
+    on_wait: OnWait | None = None
 
 
-def make_planner(settings: Settings, hooks: Hooks | None = None) -> Planner:
+class LLMChoice(BaseModel):
+    """The front door's choices for the LLM planner (flags or keyword arguments); unset keeps
+    `configs/llm.yaml` and the environment."""
+
+    model: str | None = None
+    mode: str | None = None
+
+
+def make_planner(settings: Settings, hooks: Hooks | None = None, llm: LLMChoice | None = None) -> Planner:
     hooks = hooks or Hooks()
     if settings.planner == "offline":
         from investigator.planners.offline import OfflinePlanner
@@ -42,7 +59,8 @@ def make_planner(settings: Settings, hooks: Hooks | None = None) -> Planner:
         from investigator.llm import load_llm_settings
         from investigator.planners.llm import LLMPlanner
 
-        return LLMPlanner(load_llm_settings(**hooks.llm), settings, on_wait=hooks.on_wait)
+        choice = (llm or LLMChoice()).model_dump(exclude_none=True)
+        return LLMPlanner(load_llm_settings(**choice), settings, on_wait=hooks.on_wait)
     raise ConfigError(f"planner {settings.planner!r} is not one of offline, llm")
 
 
@@ -59,30 +77,63 @@ def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
     return McpKernel(backend=settings.sandbox, workdir=workdir, data_files=[data_path])
 
 
-def data_for(request: Request, data: Any = None) -> Any:
-    """The data: given, else the request's path, else the metric's configured data, else the demo."""
-    if data is not None:
-        return data
-    return request.data or metric_data(request.metric) or str(demo_path())
+def new_run(
+    request: Request,
+    data_path: str | Path,
+    settings: Settings,
+    planner: str,
+    run_id: str | None = None,
+    definition: MetricDefinition | None = None,
+) -> RunState:
+    """Validate the request against the data file and save the run's first checkpoint."""
+    spec, _ = resolve(request, data_path, definition or metric_definition(request.metric))
+    state = RunState(
+        run_id=run_id or new_run_id(),
+        created_at=datetime.now(UTC),
+        request=request.model_copy(update={"data": str(data_path)}),
+        spec=spec,
+        data_path=str(Path(data_path).resolve()),
+        planner=planner,
+        sandbox=settings.sandbox,
+        settings=settings.run_settings(),
+        hypotheses=seed_hypotheses(spec),
+    )
+    save(state, run_dir(settings.runs_dir, state.run_id))
+    return state
 
 
-def investigate(request: Request, settings: Settings, hooks: Hooks | None = None, data: Any = None) -> Report:
+def run_loop(
+    state: RunState, settings: Settings, planner: Planner, kernel: Kernel, progress: Progress | None = None
+) -> Report:
+    """Drive a created run to its conclusion (no artifacts: see `investigate`)."""
+    folder = run_dir(settings.runs_dir, state.run_id)
+    return InvestigationLoop(settings, folder, planner, kernel, progress).run(state)
+
+
+def investigate(
+    request: Request,
+    settings: Settings,
+    hooks: Hooks | None = None,
+    data: pd.DataFrame | str | Path | None = None,
+    llm: LLMChoice | None = None,
+) -> Report:
     """Validate and run. The kernel starts in the background while the data is being checked: the
     two take about as long as each other, and neither needs the other."""
     hooks = hooks or Hooks()
-    planner = make_planner(settings, hooks)  # a missing key or a bad planner fails before anything starts
-    data = data_for(request, data)
+    planner = make_planner(settings, hooks, llm)  # a missing key or a bad planner fails before anything
+    definition = metric_definition(request.metric)  # metrics.yaml is read once per run
     run_id = new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
     if isinstance(data, pd.DataFrame):  # on disk before the kernel, which mounts it, starts
         folder.mkdir(parents=True, exist_ok=True)
         data.to_parquet(folder / DATAFRAME_FILE, index=False)
         data = folder / DATAFRAME_FILE
+    path = Path(str(data or request.data or definition.data or demo_path()))
     with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(_started_kernel, settings, folder, str(Path(str(data)).resolve()))
+        starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()))
         pool.submit(_preload_artifact_libraries)
         try:
-            state = new_run(request, data, settings, planner=settings.planner, run_id=run_id)
+            state = new_run(request, path, settings, settings.planner, run_id, definition)
         except BaseException:
             _discard(starting, folder)
             raise
@@ -111,29 +162,23 @@ def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
     if not (folder / "state.json").exists():
         raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; runs are folders there")
     state = load(folder)
-    saved = {**state.settings, "planner": state.planner, "sandbox": state.sandbox}
-    return state, settings.model_copy(update={k: v for k, v in saved.items() if k in Settings.model_fields})
+    saved = {**state.settings.model_dump(), "planner": state.planner, "sandbox": state.sandbox}
+    return state, settings.model_copy(update=saved)
 
 
-def resume(run_id: str, settings: Settings, hooks: Hooks | None = None) -> Report:
+def resume(
+    run_id: str, settings: Settings, hooks: Hooks | None = None, llm: LLMChoice | None = None
+) -> Report:
     """Continue a run from its last completed iteration, with the settings it started with."""
     state, settings = load_run(run_id, settings)
-    return _run(state, settings, hooks or Hooks())
+    return _run(state, settings, hooks or Hooks(), planner=make_planner(settings, hooks, llm))
 
 
 def continue_run(run_id: str, settings: Settings, iterations: int = 5, hooks: Hooks | None = None) -> Report:
     """Give a finished or stopped run more iterations: it reopens and concludes again."""
     state, settings = load_run(run_id, settings)
     settings = settings.model_copy(update={"max_iterations": state.iteration + iterations + 1})
-    state = state.model_copy(
-        update={
-            "status": "running",
-            "conclusion": None,
-            "stop_reason": None,
-            "settings": settings.model_dump(mode="json", exclude={"runs_dir"}),
-            "last_progress": state.iteration,
-        }
-    )
+    state = state.reopened(settings.run_settings())
     save(state, run_dir(settings.runs_dir, run_id))
     return _run(state, settings, hooks or Hooks())
 
@@ -156,12 +201,10 @@ def _run(
 ) -> Report:
     folder = run_dir(settings.runs_dir, state.run_id)
     planner = planner or make_planner(settings, hooks)
-    # a resumed run keeps counting its tokens: stats and the budget carry over
-    planner.usage.update({k: v for k, v in state.tokens.items() if k not in ("total", "context_max")})
     kernel = kernel or make_kernel(settings, folder, state.data_path)
     with ThreadPoolExecutor(1) as pool:
         try:
-            report = Investigation(settings, planner, kernel, hooks.progress).run(state)
+            report = run_loop(state, settings, planner, kernel, hooks.progress)
         except BaseException:
             kernel.shutdown()
             raise

@@ -1,5 +1,5 @@
-"""Kernel execution for generated code: a persistent Jupyter kernel behind one `Kernel` protocol."""
+"""The kernel side of the MCP line: an MCP server of persistent Jupyter kernels (local or Docker).
 
-from sandbox.models import ExecError, ExecResult, ToolResult
-
-__all__ = ["ExecError", "ExecResult", "ToolResult"]
+It imports nothing of the agent except `investigator.analysis` (preloaded into kernels); the
+agent reaches it only through an MCP client session (`investigator.kernels.mcp`).
+"""

@@ -1,16 +1,26 @@
-"""What an execution returns. The user's code failing is data here, never our exception."""
+"""What crosses the MCP line: one result model per tool, so the server publishes an output schema
+for each and the client validates instead of indexing strings. The user's code failing is data
+here (`ExecResult.error`), never our exception."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 
 class ExecError(BaseModel):
     name: str
     value: str
     traceback: list[str] = Field(default_factory=list)
+
+
+class Emitted(BaseModel):
+    """One structured result published by kernel code with `emit`. `result` is plain JSON: the
+    host parses it into a typed analysis result in one place (`investigator.run.evidence`)."""
+
+    label: str | None = None
+    result: JsonValue = None
+    saved_as: str | None = Field(None, description="workspace file holding a result too big to send")
+    note: str | None = None
 
 
 class ExecResult(BaseModel):
@@ -21,7 +31,7 @@ class ExecResult(BaseModel):
     stderr: str = ""
     result: str | None = None  # repr of the last expression (text/plain)
     error: ExecError | None = None
-    data: list[dict[str, Any]] = Field(default_factory=list)  # structured results (emit)
+    data: list[Emitted] = Field(default_factory=list)  # structured results (emit)
     displays: list[str] = Field(default_factory=list)  # text/plain of other display outputs
     files: list[str] = Field(default_factory=list)  # workspace files written by this execution
     elapsed_s: float = 0.0
@@ -52,9 +62,46 @@ class ExecResult(BaseModel):
         return "\n".join(p for p in parts if p).strip()
 
 
-class ToolResult(BaseModel):
-    """What every sandbox MCP tool returns, as structured content (and as JSON text)."""
+class SessionInfo(BaseModel):
+    """`create_session`: the new session and where things are, as the host and the kernel see them."""
 
-    success: bool
-    summary: str
-    data: dict[str, Any] = Field(default_factory=dict)
+    session_id: str
+    backend: str
+    workspace: str
+    workspace_in_kernel: str
+    data_paths: dict[str, str] = Field(default_factory=dict, description="host path -> path in the kernel")
+    warnings: list[str] = Field(default_factory=list)
+    restored: list[str] = Field(default_factory=list, description="DataFrames reloaded from the workspace")
+    swept_orphans: list[str] = Field(default_factory=list)
+
+
+class Installed(BaseModel):
+    package: str
+    stdout: str = ""
+
+
+class Uploaded(BaseModel):
+    name: str
+    path_in_kernel: str
+    bytes: int
+
+
+class FileList(BaseModel):
+    files: dict[str, int] = Field(default_factory=dict, description="workspace file -> size in bytes")
+
+
+class FileContent(BaseModel):
+    """A workspace file: `text` when it is UTF-8, else `content_base64`."""
+
+    name: str
+    bytes: int
+    text: str | None = None
+    content_base64: str | None = None
+
+
+class Restarted(BaseModel):
+    restored: list[str] = Field(default_factory=list)
+
+
+class Closed(BaseModel):
+    session_id: str

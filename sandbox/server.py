@@ -1,9 +1,10 @@
 """The sandbox as an MCP server: sessions of a persistent kernel, one tool per operation.
 
-Every tool returns a `ToolResult` (success, summary, data) as structured content and as JSON text.
-A tool that cannot do what it was asked (unknown session, no network, a path outside the
-workspace, a kernel that will not start) returns it with `isError`; the server keeps running.
-Generated code failing is not a tool error: `execute` reports it in `data.error`.
+Every tool returns its own result model (`sandbox.models`), so the server publishes an output
+schema per tool and a client validates the structured content against it. A tool that cannot do
+what it was asked (unknown session, no network, a path outside the workspace, a kernel that will
+not start) answers with `isError` and one line saying why; the server keeps running. Generated code
+failing is not a tool error: `execute` reports it in `error`.
 """
 
 from __future__ import annotations
@@ -13,41 +14,43 @@ import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent
+from mcp.server.mcpserver.exceptions import ToolError
 
-from sandbox.models import ToolResult
+from sandbox.models import (
+    Closed,
+    ExecResult,
+    FileContent,
+    FileList,
+    Installed,
+    Restarted,
+    SessionInfo,
+    Uploaded,
+)
 from sandbox.sessions import PACKAGES_DIR, SessionOptions, SessionRegistry
 
 __all__ = ["build_server"]
 
 log = logging.getLogger("sandbox")
+R = TypeVar("R")
 MAX_TRANSFER = 64 * 2**20  # bytes per upload or download
 
 
-def _reply(result: ToolResult, error: bool = False) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=result.model_dump_json())],
-        structured_content=result.model_dump(mode="json"),
-        is_error=error,
-    )
-
-
-def _tool(fn: Callable[..., ToolResult]) -> Callable[..., CallToolResult]:
-    """Turn a tool body into a result; any exception becomes an `isError` result with its reason."""
+def _tool(fn: Callable[..., R]) -> Callable[..., R]:
+    """Any failure of a tool body becomes a `ToolError`: the client gets `isError` and one line."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+    def wrapper(*args: Any, **kwargs: Any) -> R:
         try:
-            return _reply(fn(*args, **kwargs))
+            return fn(*args, **kwargs)
+        except ToolError:
+            raise
         except Exception as exc:
-            log.info("tool %s failed: %r", fn.__name__, exc)
             reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            return _reply(ToolResult(success=False, summary=f"{type(exc).__name__}: {reason}"), True)
+            raise ToolError(f"{type(exc).__name__}: {reason}") from exc
 
-    wrapper.__annotations__["return"] = CallToolResult
     return wrapper
 
 
@@ -82,9 +85,9 @@ def build_server(
         network: bool = False,
         workspace: str | None = None,
         data_paths: list[str] | None = None,
-    ) -> ToolResult:
+    ) -> SessionInfo:
         """Start a kernel session. `data_paths` are host files made readable inside (read-only);
-        `data.data_paths` says where. `network` is off unless asked for."""
+        the answer's `data_paths` says where. `network` is off unless asked for."""
         options = SessionOptions(
             backend=backend or registry.default_backend,
             image=image,
@@ -96,35 +99,27 @@ def build_server(
             data_paths=data_paths or [],
         )
         s = registry.create(options)
-        return ToolResult(
-            success=True,
-            summary=f"session {s.id} started ({options.backend})",
-            data={
-                "session_id": s.id,
-                "backend": options.backend,
-                "workspace": str(s.workdir),
-                "workspace_in_kernel": s.kernel.workspace_path,
-                "data_paths": s.data,
-                "warnings": s.warnings,
-                "restored": s.restored,
-                "swept_orphans": registry.swept,
-            },
+        return SessionInfo(
+            session_id=s.id,
+            backend=options.backend,
+            workspace=str(s.workdir),
+            workspace_in_kernel=s.kernel.workspace_path,
+            data_paths=s.data,
+            warnings=s.warnings,
+            restored=s.restored,
+            swept_orphans=registry.swept,
         )
 
     @mcp.tool()
     @_tool
-    def execute(session_id: str, code: str, timeout: float | None = None) -> ToolResult:
+    def execute(session_id: str, code: str, timeout: float | None = None) -> ExecResult:
         """Run code in the session's kernel. Returns stdout, stderr, the last expression's repr,
         the error (name, value, traceback), structured results, saved figures and elapsed time."""
-        res = registry.get(session_id).execute(code, timeout)
-        summary = "ok" if res.ok else f"{res.error.name}: {res.error.value}" if res.error else "error"
-        if res.restarted:
-            summary += f"; kernel restarted, DataFrames restored: {', '.join(res.restored) or 'none'}"
-        return ToolResult(success=res.ok, summary=summary[:500], data=res.model_dump(mode="json"))
+        return registry.get(session_id).execute(code, timeout)
 
     @mcp.tool()
     @_tool
-    def install_package(session_id: str, package: str, index: bool = True) -> ToolResult:
+    def install_package(session_id: str, package: str, index: bool = True) -> Installed:
         """pip-install a package into the session's workspace (only if the session has network,
         or from a wheel already uploaded to the workspace with index=False)."""
         s = registry.get(session_id)
@@ -145,13 +140,13 @@ def build_server(
         res = s.execute(code, timeout=600)
         if not res.ok:
             raise RuntimeError(f"pip could not install {package}: {res.stderr.strip()[-1000:]}")
-        return ToolResult(success=True, summary=f"installed {package}", data={"stdout": res.stdout})
+        return Installed(package=package, stdout=res.stdout)
 
     @mcp.tool()
     @_tool
     def upload_file(
         session_id: str, name: str, content_base64: str | None = None, text: str | None = None
-    ) -> ToolResult:
+    ) -> Uploaded:
         """Write a file into the session workspace (give `text` or `content_base64`)."""
         s = registry.get(session_id)
         if (content_base64 is None) == (text is None):
@@ -164,23 +159,18 @@ def build_server(
         path.write_bytes(raw)
         path.chmod(0o644)
         inside = f"{s.kernel.workspace_path}/{path.relative_to(s.workdir.resolve())}"
-        return ToolResult(
-            success=True,
-            summary=f"wrote {name} ({len(raw):,} bytes)",
-            data={"name": name, "path_in_kernel": inside, "bytes": len(raw)},
-        )
+        return Uploaded(name=name, path_in_kernel=inside, bytes=len(raw))
 
     @mcp.tool()
     @_tool
-    def list_files(session_id: str) -> ToolResult:
+    def list_files(session_id: str) -> FileList:
         """The workspace's files (hidden bookkeeping folders excluded), with sizes."""
         s = registry.get(session_id)
-        files = {f: (s.workdir / f).stat().st_size for f in s.kernel.list_files()}
-        return ToolResult(success=True, summary=f"{len(files)} files", data={"files": files})
+        return FileList(files={f: (s.workdir / f).stat().st_size for f in s.kernel.list_files()})
 
     @mcp.tool()
     @_tool
-    def download_file(session_id: str, name: str) -> ToolResult:
+    def download_file(session_id: str, name: str) -> FileContent:
         """A workspace file's content: `text` when it is UTF-8, else `content_base64`."""
         path = registry.get(session_id).resolve(name)
         if not path.is_file():
@@ -188,30 +178,23 @@ def build_server(
         raw = path.read_bytes()
         if len(raw) > MAX_TRANSFER:
             raise ValueError(f"file too large ({len(raw):,} bytes; at most {MAX_TRANSFER:,})")
-        data: dict[str, Any] = {"name": name, "bytes": len(raw)}
         try:
-            data["text"] = raw.decode()
+            return FileContent(name=name, bytes=len(raw), text=raw.decode())
         except UnicodeDecodeError:
-            data["content_base64"] = base64.b64encode(raw).decode()
-        return ToolResult(success=True, summary=f"{name} ({len(raw):,} bytes)", data=data)
+            return FileContent(name=name, bytes=len(raw), content_base64=base64.b64encode(raw).decode())
 
     @mcp.tool()
     @_tool
-    def restart(session_id: str) -> ToolResult:
+    def restart(session_id: str) -> Restarted:
         """Restart the kernel; saved DataFrames are reloaded from the workspace."""
-        restored = registry.get(session_id).restart()
-        return ToolResult(
-            success=True,
-            summary=f"restarted; DataFrames restored: {', '.join(restored) or 'none'}",
-            data={"restored": restored},
-        )
+        return Restarted(restored=registry.get(session_id).restart())
 
     @mcp.tool()
     @_tool
-    def cleanup(session_id: str) -> ToolResult:
+    def cleanup(session_id: str) -> Closed:
         """Stop the session's kernel and remove its container (and its workspace if the server
         made it)."""
         registry.close(session_id)
-        return ToolResult(success=True, summary=f"session {session_id} closed")
+        return Closed(session_id=session_id)
 
     return mcp, registry

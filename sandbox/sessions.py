@@ -19,8 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from sandbox import kernel_side
 from sandbox.kernels.jupyter import JupyterKernel
-from sandbox.models import ExecResult
+from sandbox.models import Emitted, ExecResult
 
 __all__ = ["Session", "SessionOptions", "SessionRegistry", "cap_text"]
 
@@ -62,57 +63,10 @@ def cap_text(text: str, limit: int, save: Path) -> tuple[str, bool]:
 
 
 def _preamble(workspace: str) -> str:
-    """Kernel-side setup: the analysis library and the DataFrame persistence helpers."""
-    state = f"{workspace}/{STATE_DIR}"
-    packages = f"{workspace}/{PACKAGES_DIR}"
-    return f'''
-import sys as _sys
-if {packages!r} not in _sys.path:
-    _sys.path.insert(0, {packages!r})
-try:
-    from investigator.analysis import *
-except Exception as _e:
-    print(f"investigator.analysis could not be preloaded: {{_e!r}}", file=_sys.stderr)
-
-def __investigator_persist():
-    import os, pandas as pd
-    os.makedirs({state!r}, exist_ok=True)
-    g = globals()
-    saved = g.setdefault("__investigator_saved", {{}})
-    frames = {{k: v for k, v in list(g.items())
-              if not k.startswith("_") and isinstance(v, pd.DataFrame)}}
-    for name, df in frames.items():
-        try:
-            if df.memory_usage(deep=False).sum() > {PERSIST_MAX_BYTES}:
-                continue
-            try:
-                mark = (id(df), df.shape, int(pd.util.hash_pandas_object(df).sum()))
-            except Exception:
-                mark = None  # unhashable cells: save every time
-            if mark is None or saved.get(name) != mark:
-                df.to_pickle(f"{state}/{{name}}.pkl")
-                saved[name] = mark
-        except Exception:
-            pass
-    for name in [k for k in saved if k not in frames]:
-        saved.pop(name)
-        try:
-            os.remove(f"{state}/{{name}}.pkl")
-        except OSError:
-            pass
-
-def __investigator_restore():
-    import glob, os, pandas as pd
-    names = []
-    for path in sorted(glob.glob({state!r} + "/*.pkl")):
-        name = os.path.basename(path)[:-4]
-        try:
-            globals()[name] = pd.read_pickle(path)
-            names.append(name)
-        except Exception:
-            pass
-    print({SENTINEL!r} + __import__("json").dumps(names))
-'''
+    """The kernel-side helpers (`kernel_side.py`, sent as source) and the call that installs them."""
+    source = Path(kernel_side.__file__).read_text()
+    call = f"install(globals(), {workspace!r}, {PERSIST_MAX_BYTES}, {SENTINEL!r})"
+    return f"{source}\n{call}\ndel install\n"
 
 
 class Session:
@@ -189,17 +143,14 @@ class Session:
             if len(tb) > limit:
                 res.error.traceback = cap(tb, "traceback").splitlines()
         for i, item in enumerate(res.data):
-            text = json.dumps(item)
+            text = item.model_dump_json()
             if len(text) > DATA_CAP:
                 name = f"{OUTPUTS_DIR}/{stem}-data{i}.json"
                 cap_text(text, 0, self.workdir / name)
                 saved.append(name)
-                res.data[i] = {
-                    "label": item.get("label"),
-                    "result": None,
-                    "saved_as": name,
-                    "note": f"{len(text):,} characters of JSON; read the file",
-                }
+                res.data[i] = Emitted(
+                    label=item.label, saved_as=name, note=f"{len(text):,} characters of JSON; read the file"
+                )
         res.files = sorted(set(res.files) | set(saved))
         return res
 

@@ -32,7 +32,6 @@ class ScriptedPlanner:
         self.steps = list(steps)
         self.then = then or conclude()
         self.contexts: list[Context] = []
-        self.usage: dict[str, int] = {}
 
     def decide(self, context: Context) -> Decision:
         self.contexts.append(context)
@@ -41,3 +40,6 @@ class ScriptedPlanner:
 
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
         return structured
+
+    def take_usage(self) -> dict[str, int]:
+        return {}

@@ -7,8 +7,8 @@ from pathlib import Path
 from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.run.context import build_context, cut
-from investigator.run.loop import Investigation, new_run
 from investigator.run.state import Finding
+from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 
 from .fakes import ScriptedPlanner, analyze
@@ -37,7 +37,7 @@ def test_context_stays_within_budget_after_50_iterations(
     ]
     planner = ScriptedPlanner(steps)
     state = new_run(Request(metric="revenue", data=str(data)), data, settings, planner="scripted")
-    report = Investigation(settings, planner, InProcessKernel(tmp_path / "ws")).run(state)
+    report = run_loop(state, settings, planner, InProcessKernel(tmp_path / "ws"))
     assert report.stats.iterations == 51
     budget = settings.context_budget_tokens
     assert all(c.tokens <= budget for c in planner.contexts)

@@ -12,8 +12,8 @@ from investigator.kernels.inprocess import InProcessKernel
 from investigator.report.model import Report
 from investigator.run.decision import Decision, DecisionType, RootCause
 from investigator.run.hypotheses import Status
-from investigator.run.loop import Investigation, new_run
 from investigator.run.state import load, run_dir
+from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 
 from .fakes import ScriptedPlanner, analyze, conclude
@@ -34,7 +34,7 @@ def unique_print() -> Decision:
 def run(data: Path, planner: ScriptedPlanner, tmp_path: Path, **overrides: object) -> tuple[Report, Settings]:
     settings = load_settings(runs_dir=tmp_path / "runs", **overrides)
     state = new_run(Request(metric="revenue", data=str(data)), data, settings, planner="scripted")
-    report = Investigation(settings, planner, InProcessKernel()).run(state)
+    report = run_loop(state, settings, planner, InProcessKernel())
     return report, settings
 
 
@@ -159,10 +159,7 @@ def test_checkpoint_after_every_iteration(segment_drop: tuple[Path, dict], tmp_p
     state = new_run(Request(metric="revenue", data=str(data)), data, settings, planner="scripted")
     folder = run_dir(settings.runs_dir, state.run_id)
     planner = ScriptedPlanner([unique_print(), unique_print(), unique_print(), conclude()])
-    inv = Investigation(
-        settings, planner, InProcessKernel(), progress=lambda s, d: seen.append(load(folder).iteration)
-    )
-    inv.run(state)
+    run_loop(state, settings, planner, InProcessKernel(), lambda s, d: seen.append(load(folder).iteration))
     assert seen == [1, 2, 3, 4]
 
 

@@ -11,7 +11,7 @@ import pytest
 from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
-from investigator.run.loop import Investigation, new_run
+from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 from investigator.sources.synth import CAUSES
 
@@ -45,7 +45,7 @@ def investigate_synth(tmp_path: Path, cause: str, **kw: object) -> tuple[dict, l
     settings = load_settings(runs_dir=tmp_path / "runs")
     request = Request(metric=truth["metric"], data=str(path), dimensions=truth["dimensions"])
     state = new_run(request, path, settings, planner="offline")
-    report = Investigation(settings, OfflinePlanner(), InProcessKernel()).run(state)
+    report = run_loop(state, settings, OfflinePlanner(), InProcessKernel())
     return truth, [c.model_dump() for c in report.root_causes]
 
 
@@ -65,7 +65,7 @@ def test_ratio_metric_within_noise_is_no_change_not_a_rate_change(tmp_path: Path
     settings = load_settings(runs_dir=tmp_path / "runs")
     request = Request(metric="orders/sessions", data=str(path))
     state = new_run(request, path, settings, planner="offline")
-    report = Investigation(settings, OfflinePlanner(), InProcessKernel()).run(state)
+    report = run_loop(state, settings, OfflinePlanner(), InProcessKernel())
     assert [c.kind for c in report.root_causes] == ["no_change"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ MIN_HISTORY = 8
 class Movement(BaseModel):
     """Current vs baseline value of the metric, with a robust z-score against history."""
 
-    kind: str = "movement"
+    kind: Literal["movement"] = "movement"
     metric: str
     current: float
     baseline: float

@@ -7,18 +7,19 @@ explains the movement from one that is merely present.
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from . import queries
+from .causes import QualityDetail
 from .spec import AnalysisSpec, Window
 
 
 class QualityIssue(BaseModel):
-    detail: str  # missing_data | duplicates | incomplete_recent_data | null_values | negative_values
+    detail: QualityDetail
     segment: dict[str, str] = Field(default_factory=dict)
     days: list[date] = Field(default_factory=list)
     effect: float = 0.0  # estimated effect on the metric's change (numerator units)
@@ -27,7 +28,7 @@ class QualityIssue(BaseModel):
 
 
 class QualityReport(BaseModel):
-    kind: str = "quality"
+    kind: Literal["quality"] = "quality"
     metric: str
     numerator_change: float
     issues: list[QualityIssue]

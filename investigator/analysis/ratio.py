@@ -10,6 +10,8 @@ weight changes sum to 0) and makes a segment's mix effect say whether losing sha
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
@@ -68,13 +70,13 @@ class DimensionSplit(BaseModel):
 class RatioDecomposition(BaseModel):
     """Mix/rate split of a ratio's change for every dimension, and the dimension that explains it."""
 
-    kind: str = "ratio_decomposition"
+    kind: Literal["ratio_decomposition"] = "ratio_decomposition"
     metric: str
     baseline: float
     current: float
     change: float
     dimensions: list[DimensionSplit]
-    driver: str  # "mix" or "rate"
+    driver: Literal["mix", "rate"]
     dimension: str
     segment: str
     driver_share: float  # fraction of the change carried by the driver in that dimension

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pandas as pd
 from pydantic import BaseModel
 
@@ -15,7 +17,7 @@ class SeasonalComparison(BaseModel):
 
 
 class Seasonality(BaseModel):
-    kind: str = "seasonality"
+    kind: Literal["seasonality"] = "seasonality"
     metric: str
     change_pct: float | None
     comparisons: list[SeasonalComparison]

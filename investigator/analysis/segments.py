@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,7 @@ class DimensionSpread(BaseModel):
 
 
 class BroadBased(BaseModel):
-    kind: str = "broad_based"
+    kind: Literal["broad_based"] = "broad_based"
     metric: str
     change_pct: float | None
     dimensions: list[DimensionSpread]
@@ -74,7 +74,7 @@ class Segment(BaseModel):
 
 
 class SegmentExplanation(BaseModel):
-    kind: str = "segments"
+    kind: Literal["segments"] = "segments"
     metric: str
     total_change: float
     change_pct: float | None
@@ -128,7 +128,7 @@ class ChildSplit(BaseModel):
 
 
 class DrillDown(BaseModel):
-    kind: str = "drill_down"
+    kind: Literal["drill_down"] = "drill_down"
     metric: str
     segment: dict[str, str]
     segment_change: float

@@ -7,11 +7,12 @@ re-running the analysis that would support them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from .causes import CauseKind, RootCause
 from .movement import movement
 from .quality import quality_checks
 from .queries import BASE, CUR
@@ -23,7 +24,7 @@ from .spec import AnalysisSpec
 
 class CauseCheck(BaseModel):
     index: int
-    kind: str
+    kind: CauseKind | None  # None: the claim was not a cause of any known kind
     segment: dict[str, str]
     ok: bool
     measured: float | None = None
@@ -31,7 +32,7 @@ class CauseCheck(BaseModel):
 
 
 class Verification(BaseModel):
-    kind: str = "verification"
+    kind: Literal["verification"] = "verification"
     ok: bool
     checks: list[CauseCheck]
 
@@ -79,13 +80,23 @@ def verify_causes(
     daily: pd.DataFrame,
     cube: pd.DataFrame,
     spec: AnalysisSpec,
-    causes: list[dict[str, Any]],
+    causes: list[RootCause] | list[dict[str, Any]],
     tolerance: float = 0.25,
 ) -> Verification:
     checks = []
     cache: dict[str, Any] = {}
-    for i, c in enumerate(causes):
-        kind, segment, claimed = c.get("kind", ""), dict(c.get("segment") or {}), c.get("contribution")
+    for i, raw in enumerate(causes):
+        try:
+            c = RootCause.model_validate(raw)
+        except ValidationError as e:
+            reason = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+            checks.append(
+                CauseCheck(
+                    index=i, kind=None, segment={}, ok=False, reason=f"unknown cause kind or shape ({reason})"
+                )
+            )
+            continue
+        kind, segment, claimed = c.kind, dict(c.segment), c.contribution
         measured: float | None = None
         problem = _exists(cube, spec, segment) if segment and kind != "data_quality" else None
         if problem is None and kind in ("segment_change", "rate_change"):
@@ -106,8 +117,8 @@ def verify_causes(
                 problem = _size(claimed, measured, tolerance)
         elif kind == "data_quality":
             q = cache.setdefault("quality", quality_checks(table, spec, daily))
-            match = [x for x in q.issues if x.detail == c.get("detail") and x.segment == segment]
-            problem = None if match else f"no {c.get('detail')} issue for {segment or 'the whole metric'}"
+            match = [x for x in q.issues if x.detail == c.detail and x.segment == segment]
+            problem = None if match else f"no {c.detail} issue for {segment or 'the whole metric'}"
             measured = match[0].share if match else None
         elif kind == "seasonality":
             s = seasonality(daily, spec)
@@ -118,8 +129,6 @@ def verify_causes(
             problem = (
                 "the movement is outside normal variation" if movement(daily, spec).significant else None
             )
-        elif problem is None:
-            problem = f"unknown cause kind {kind!r}"
         checks.append(
             CauseCheck(
                 index=i,

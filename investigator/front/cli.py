@@ -13,7 +13,7 @@ from investigator.config import load_settings
 from investigator.errors import InvestigatorError, UserError
 from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
-from investigator.runner import investigate, resume
+from investigator.runner import LLMChoice, investigate, resume
 from investigator.sources.request import build_request
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
@@ -91,9 +91,8 @@ def main_command(
             max_tokens_per_run=max_tokens_per_run,
             runs_dir=runs_dir,
         )
-        llm = {k: v for k, v in {"model": model, "mode": llm_mode}.items() if v}
-        with progress(settings.max_iterations, llm, enabled=not quiet) as hooks:
-            report = investigate(request, settings, hooks)
+        with progress(settings.max_iterations, enabled=not quiet) as hooks:
+            report = investigate(request, settings, hooks, llm=LLMChoice(model=model, mode=llm_mode))
         _finish(report, json_path, quiet)
 
     _guard(go)
@@ -106,7 +105,7 @@ def resume_command(ctx: typer.Context, run_id: str) -> None:
 
     def go() -> None:
         settings = load_settings(runs_dir=opts.get("runs_dir"))
-        with progress(settings.max_iterations, {}, enabled=not opts.get("quiet", False)) as hooks:
+        with progress(settings.max_iterations, enabled=not opts.get("quiet", False)) as hooks:
             report = resume(run_id, settings, hooks)
         _finish(report, opts.get("json_path"), opts.get("quiet", False))
 

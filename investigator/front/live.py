@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -74,15 +73,15 @@ def snapshot(state: RunState, decision: Decision | None, max_iterations: int, st
 
 
 @contextmanager
-def progress(max_iterations: int, llm: dict[str, Any], enabled: bool = True) -> Iterator[Hooks]:
+def progress(max_iterations: int, enabled: bool = True) -> Iterator[Hooks]:
     """Hooks that show progress where the caller is: a notebook, a terminal, or nowhere."""
     if enabled and _in_kernel():
-        yield _notebook_hooks(max_iterations, llm)
+        yield _notebook_hooks(max_iterations)
     elif enabled and sys.stderr.isatty():
-        with _terminal_hooks(max_iterations, llm) as hooks:
+        with _terminal_hooks(max_iterations) as hooks:
             yield hooks
     else:
-        yield Hooks(llm=llm)
+        yield Hooks()
 
 
 def _in_kernel() -> bool:
@@ -95,7 +94,7 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def _notebook_hooks(max_iterations: int, llm: dict[str, Any]) -> Hooks:
+def _notebook_hooks(max_iterations: int) -> Hooks:
     from IPython.display import display
 
     started = time.monotonic()
@@ -116,7 +115,7 @@ def _notebook_hooks(max_iterations: int, llm: dict[str, Any]) -> Hooks:
 
     from investigator.llm.wait import countdown
 
-    return Hooks(progress=update, on_wait=countdown(note), llm=llm)
+    return Hooks(progress=update, on_wait=countdown(note))
 
 
 def _bundle(s: Snapshot) -> dict[str, str]:
@@ -124,7 +123,7 @@ def _bundle(s: Snapshot) -> dict[str, str]:
 
 
 @contextmanager
-def _terminal_hooks(max_iterations: int, llm: dict[str, Any]) -> Iterator[Hooks]:
+def _terminal_hooks(max_iterations: int) -> Iterator[Hooks]:
     from rich.console import Console
 
     from investigator.llm.wait import countdown
@@ -136,4 +135,4 @@ def _terminal_hooks(max_iterations: int, llm: dict[str, Any]) -> Iterator[Hooks]
             status.update(snapshot(state, decision, max_iterations, started).text())
 
         notify: Callable[[str], None] = status.update
-        yield Hooks(progress=update, on_wait=countdown(notify), llm=llm)
+        yield Hooks(progress=update, on_wait=countdown(notify))

@@ -92,7 +92,7 @@ class Investigation(Report):
         from investigator.front.live import progress as live
         from investigator.runner import resume
 
-        with live(self._settings.max_iterations, {}, enabled=progress) as hooks:
+        with live(self._settings.max_iterations, enabled=progress) as hooks:
             return Investigation.of(resume(self.run_id, self._settings, hooks), self._settings)
 
     def continue_(self, iterations: int = 5, progress: bool = True) -> Investigation:
@@ -100,7 +100,7 @@ class Investigation(Report):
         from investigator.front.live import progress as live
         from investigator.runner import continue_run
 
-        with live(self.stats.iterations + iterations + 1, {}, enabled=progress) as hooks:
+        with live(self.stats.iterations + iterations + 1, enabled=progress) as hooks:
             report = continue_run(self.run_id, self._settings, iterations, hooks)
         return Investigation.of(report, self._settings)
 
@@ -131,6 +131,7 @@ def investigate(
     demo). The keyword arguments are the CLI's flags; `quiet` turns the live progress off.
     """
     from investigator.front.live import progress
+    from investigator.runner import LLMChoice
     from investigator.runner import investigate as run
 
     settings = load_settings(
@@ -145,9 +146,8 @@ def investigate(
         metric, None if frame is not None or data is None else str(data), window, end, baseline,
         time_column, dimensions, objective,
     )  # fmt: skip
-    llm = {k: v for k, v in {"model": model, "mode": llm_mode}.items() if v}
-    with progress(settings.max_iterations, llm, enabled=not quiet) as hooks:
-        report = run(request, settings, hooks, data=frame)
+    with progress(settings.max_iterations, enabled=not quiet) as hooks:
+        report = run(request, settings, hooks, data=frame, llm=LLMChoice(model=model, mode=llm_mode))
     if json_path is not None:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(report.model_dump_json(indent=2))

@@ -6,14 +6,14 @@ For fast tests of the loop's rules and as the 'direct' baseline in benchmarks; n
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
-from sandbox.models import ExecError, ExecResult
+from investigator.analysis.emit import collecting
+from sandbox.models import Emitted, ExecError, ExecResult
 
 
 class InProcessKernel:
@@ -25,28 +25,23 @@ class InProcessKernel:
         self.namespace = self.namespace or {"__name__": "__investigation__"}
 
     def execute(self, code: str, timeout: float = 60.0) -> ExecResult:
-        emit_module = importlib.import_module("investigator.analysis.emit")
-
         out, err = io.StringIO(), io.StringIO()
-        sink: list[dict[str, Any]] = []
-        emit_module.sink = sink  # type: ignore[attr-defined]
         started = time.monotonic()
         error = None
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), self._in_workdir():
-                exec(compile(code, "<cell>", "exec"), self.namespace)
-        except Exception as e:
-            error = ExecError(
-                name=type(e).__name__, value=str(e), traceback=traceback.format_exc().splitlines()
-            )
-        finally:
-            emit_module.sink = None  # type: ignore[attr-defined]
+        with collecting() as emitted:
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), self._in_workdir():
+                    exec(compile(code, "<cell>", "exec"), self.namespace)
+            except Exception as e:
+                error = ExecError(
+                    name=type(e).__name__, value=str(e), traceback=traceback.format_exc().splitlines()
+                )
         return ExecResult(
             ok=error is None,
             stdout=out.getvalue(),
             stderr=err.getvalue(),
             error=error,
-            data=sink,
+            data=[Emitted.model_validate(item) for item in emitted],
             elapsed_s=time.monotonic() - started,
         )
 

@@ -1,5 +1,8 @@
 """`McpKernel`: the `Kernel` the agent uses, reached only through an MCP client session.
 
+Every answer is validated against the tool's own result model (`sandbox.models`), the same model
+the server publishes as the tool's output schema.
+
 By default it starts `python -m sandbox --backend local|docker` as a child over stdio, so the same
 code path runs whatever the backend; it can also connect to a server over streamable HTTP. The MCP
 client is async; this object is synchronous, driving it from an event loop in a background thread
@@ -16,17 +19,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from pydantic import BaseModel
 
 from investigator.errors import KernelError
-from sandbox.models import ExecError, ExecResult
+from sandbox.models import Closed, ExecError, ExecResult, FileList, Restarted, SessionInfo, Uploaded
 
 __all__ = ["McpKernel", "ToolFailed"]
+
+M = TypeVar("M", bound=BaseModel)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 UPLOAD_MAX = 64 * 2**20
@@ -111,13 +117,13 @@ class McpKernel:
     def shutdown(self) -> None:
         if self.session_id is not None and self._client is not None:
             with contextlib.suppress(Exception):
-                self._call("cleanup", {"session_id": self.session_id}, timeout=60)
+                self._call("cleanup", {"session_id": self.session_id}, Closed, timeout=60)
         self.session_id = None
         self._disconnect()
 
     def restart(self) -> list[str]:
         """Restart the kernel; returns the DataFrames reloaded from the workspace."""
-        return list(self._call_retrying("restart", {}, timeout=300)["restored"])
+        return self._call_retrying("restart", {}, Restarted, timeout=300).restored
 
     def __enter__(self) -> Self:
         self.start()
@@ -129,9 +135,10 @@ class McpKernel:
     # the Kernel protocol ---------------------------------------------------------------------
     def execute(self, code: str, timeout: float = 60.0) -> ExecResult:
         try:
-            data = self._call(
+            return self._call(
                 "execute",
                 {"session_id": self.session_id, "code": code, "timeout": timeout},
+                ExecResult,
                 timeout=timeout + 180,
             )
         except ToolFailed as exc:
@@ -148,10 +155,9 @@ class McpKernel:
                     "restarted; this code did not finish",
                 ),
             )
-        return ExecResult.model_validate(data)
 
     def list_files(self) -> list[str]:
-        return sorted(self._call_retrying("list_files", {}, timeout=60)["files"])
+        return sorted(self._call_retrying("list_files", {}, FileList, timeout=60).files)
 
     def data_path(self, host_path: str) -> str:
         """Where a host file is readable inside the kernel: its mount if it was declared in
@@ -173,9 +179,10 @@ class McpKernel:
                 "name": f"data/{path.name}",
                 "content_base64": base64.b64encode(path.read_bytes()).decode(),
             },
+            Uploaded,
             timeout=120,
         )
-        self.data[key] = up["path_in_kernel"]
+        self.data[key] = up.path_in_kernel
         return self.data[key]
 
     # MCP plumbing ----------------------------------------------------------------------------
@@ -225,12 +232,12 @@ class McpKernel:
         args: dict[str, Any] = {**self.options, "data_paths": self.data_files}
         if self.workdir is not None:
             args["workspace"] = str(self.workdir)
-        data = self._call("create_session", args, timeout=300)
-        self.session_id, self.workspace = data["session_id"], data["workspace"]
-        self.data = {str(Path(k).resolve()): v for k, v in data["data_paths"].items()}
-        self._restored = list(data.get("restored", []))
+        info = self._call("create_session", args, SessionInfo, timeout=300)
+        self.session_id, self.workspace = info.session_id, info.workspace
+        self.data = {str(Path(k).resolve()): v for k, v in info.data_paths.items()}
+        self._restored = info.restored
 
-    def _call(self, tool: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _call(self, tool: str, args: dict[str, Any], model: type[M], timeout: float) -> M:
         if self._portal is None or self._client is None:
             raise ConnectionError("not connected to the sandbox server")
         client = self._client
@@ -239,24 +246,20 @@ class McpKernel:
             return await client.call_tool(tool, args, read_timeout_seconds=timeout)
 
         result = self._portal.call(call)
-        payload = result.structured_content
-        if payload is None:
-            import json
-
-            payload = json.loads(result.content[0].text) if result.content else {}
         if result.is_error:
-            raise ToolFailed(payload.get("summary", "tool failed"))
-        return dict(payload.get("data", {}))
+            text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+            raise ToolFailed(text or "tool failed")
+        return model.model_validate(result.structured_content)
 
-    def _call_retrying(self, tool: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _call_retrying(self, tool: str, args: dict[str, Any], model: type[M], timeout: float) -> M:
         """A session tool call; a lost server is replaced once (with backoff) before giving up."""
         try:
-            return self._call(tool, {"session_id": self.session_id, **args}, timeout)
+            return self._call(tool, {"session_id": self.session_id, **args}, model, timeout)
         except ToolFailed as exc:
             raise KernelError(f"sandbox tool {tool} failed: {exc}") from exc
         except Exception as exc:
             self._reconnect(exc)
-            return self._call(tool, {"session_id": self.session_id, **args}, timeout)
+            return self._call(tool, {"session_id": self.session_id, **args}, model, timeout)
 
     def _reconnect(self, cause: Exception) -> None:
         self._disconnect()

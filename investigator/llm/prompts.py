@@ -144,7 +144,7 @@ def step_record(
     library's own reading of it."""
     table = "\n".join(f"| {h.id} | {h.status} | {h.statement} |" for h in hypotheses) or "| - | - | none |"
     updates = "\n".join(
-        f"- {u.hypothesis_id or 'kind ' + u.kind} -> {u.status}: {u.evidence}" for u in structured.updates
+        f"- {u.hypothesis_id or f'kind {u.kind}'} -> {u.status}: {u.evidence}" for u in structured.updates
     )
     head = (
         "# Hypotheses\n| id | status | statement |\n|---|---|---|\n"

@@ -24,7 +24,7 @@ from investigator.run.decision import Decision
 from investigator.run.hypotheses import Hypothesis
 from sandbox.models import ExecResult
 
-FALLBACK = "[offline fallback"  # how a fallback step is recognised in its rationale and finding
+FALLBACK = "[offline fallback"  # how a fallback step reads (the `fallback` field is the flag)
 
 __all__ = ["FALLBACK", "LLMPlanner"]
 
@@ -41,14 +41,26 @@ class LLMPlanner:
     ):
         self.llm, self.settings = llm, settings
         self.client = LLMClient(llm, on_wait)
-        self.usage = self.client.usage  # the same dict: the loop reads it after every decision
         self.fallback = fallback or OfflinePlanner()
         self._hypotheses: list[Hypothesis] = []  # the last context's, for the compress record
+        self._left: int | None = None  # tokens the run's budget allowed at the last decision
+        self._spent_at_decide = 0
+        self._taken: dict[str, int] = {}  # the client's meter when the loop last took the usage
+
+    def take_usage(self) -> dict[str, int]:
+        now = dict(self.client.usage)
+        used = {k: v - self._taken.get(k, 0) for k, v in now.items() if v - self._taken.get(k, 0)}
+        self._taken = now
+        return used
 
     def decide(self, context: Context) -> Decision:
-        self._hypotheses = context.hypotheses
+        self._hypotheses, self._left, self._spent_at_decide = (
+            context.hypotheses,
+            context.tokens_left,
+            self._meter(),
+        )
         ids = [h.id for h in context.hypotheses]
-        if self._over_budget():
+        if self._left is not None and self._left <= 0:
             return self._fall_back(context, f"the token budget ({self.settings.max_tokens_per_run}) is used")
         reflection, note = None, ""
         if self._reflect_now(context):
@@ -75,7 +87,7 @@ class LLMPlanner:
         return decision.model_copy(update={"rationale": decision.rationale + note}) if note else decision
 
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
-        offline = _fallback_reason(decision)
+        offline = decision.fallback if decision.runs_code else None
         notes = [f"step chosen offline ({offline})"] if offline else []
         answer: StepFinding | None = None
         if self._over_budget():
@@ -99,22 +111,21 @@ class LLMPlanner:
         n = self.llm.reflect_every
         return bool(n) and not context.must_conclude and context.iteration > 0 and context.iteration % n == 0
 
+    def _meter(self) -> int:
+        return sum(self.client.usage.values())
+
     def _over_budget(self) -> bool:
-        cap = self.settings.max_tokens_per_run
-        return bool(cap) and sum(self.usage.values()) >= (cap or 0)
+        """The run's budget (counted by the loop) is used, including what this step spent so far."""
+        return self._left is not None and self._meter() - self._spent_at_decide >= self._left
 
     def _fall_back(self, context: Context, reason: str) -> Decision:
         decision = self.fallback.decide(context)
         return decision.model_copy(
-            update={"rationale": f"{FALLBACK}: {_plain(reason)}] {decision.rationale}"}
+            update={
+                "rationale": f"{FALLBACK}: {_plain(reason)}] {decision.rationale}",
+                "fallback": _plain(reason),
+            }
         )
-
-
-def _fallback_reason(decision: Decision) -> str:
-    """Why the offline planner chose a step that runs code ("" when the model chose it)."""
-    if not decision.rationale.startswith(FALLBACK) or not decision.runs_code:
-        return ""
-    return decision.rationale[len(FALLBACK) + 2 : decision.rationale.find("]")]
 
 
 def _plain(reason: object) -> str:

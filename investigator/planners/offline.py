@@ -7,27 +7,35 @@ segments it finds, pivots when a hypothesis is ruled out, and concludes from the
 
 from __future__ import annotations
 
-from investigator.run.compress import Compressed, drill_key, seg
+from collections.abc import Callable
+
+from investigator.fmt import seg
+from investigator.run.compress import Compressed
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
-from investigator.run.hypotheses import Hypothesis, Status
+from investigator.run.evidence import Evidence
+from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
 from investigator.run.verdict import conclusion_text, confidence, root_causes
 from sandbox.models import ExecResult
 
-# hypothesis kind -> (evidence kind its test produces, code that tests it)
-TESTS: dict[str, tuple[str, str]] = {
-    "data_quality": ("quality", "quality = quality_checks(table, spec, daily)\nemit(quality)"),
-    "seasonality": ("seasonality", "season = seasonality(daily, spec)\nemit(season)"),
-    "segments": ("segments", "explanation = explain_segments(cube, spec)\nemit(explanation)"),
+_SEGMENTS = "explanation = explain_segments(cube, spec)\nemit(explanation)"
+# hypothesis kind -> (whether the evidence that tests it is in, the code that produces it)
+TESTS: dict[HypothesisKind, tuple[Callable[[Evidence], bool], str]] = {
+    "data_quality": (
+        lambda e: e.quality is not None,
+        "quality = quality_checks(table, spec, daily)\nemit(quality)",
+    ),
+    "seasonality": (lambda e: e.seasonality is not None, "season = seasonality(daily, spec)\nemit(season)"),
+    "segments": (lambda e: e.segments is not None, _SEGMENTS),
     "mix": (
-        "ratio_decomposition",
+        lambda e: e.ratio is not None,
         "decomposition = decompose_ratio(cube, spec)\nemit(decomposition)\n"
         "print(mix_rate(cube, spec, decomposition.dimension).to_string())",
     ),
-    "rate": ("segments", "explanation = explain_segments(cube, spec)\nemit(explanation)"),
-    "broad_based": ("segments", "explanation = explain_segments(cube, spec)\nemit(explanation)"),
+    "rate": (lambda e: e.segments is not None, _SEGMENTS),
+    "broad_based": (lambda e: e.segments is not None, _SEGMENTS),
 }
-WHY = {
+WHY: dict[HypothesisKind, str] = {
     "data_quality": "Rule out a data artefact first: a missing partition or duplicated day fakes a movement.",
     "seasonality": "Check whether the same movement happened in the comparable period before.",
     "segments": "Localize the change: find the smallest set of segments, at any depth, that explains it.",
@@ -42,19 +50,19 @@ MAX_DRILLS = 3
 class OfflinePlanner:
     name = "offline"
 
-    def __init__(self) -> None:
-        self.usage: dict[str, int] = {}
-
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
         return structured
+
+    def take_usage(self) -> dict[str, int]:
+        return {}  # no model, no tokens
 
     def decide(self, context: Context) -> Decision:
         if context.must_conclude:
             return self.conclude(context)
         hyps = context.hypotheses
         for h in hyps:
-            evidence_kind, code = TESTS[h.kind]
-            if evidence_kind in context.evidence or not h.open:
+            tested, code = TESTS[h.kind]
+            if tested(context.evidence) or not h.open:
                 continue
             if h.status == Status.PENDING and _just_ruled_out(context):
                 return Decision(
@@ -71,20 +79,19 @@ class OfflinePlanner:
 
     def _next_drill(self, context: Context) -> Decision | None:
         """Drill into each localized segment once, to check it is the right depth."""
-        segments = context.evidence.get("segments") or {}
-        ratio = context.evidence.get("ratio_decomposition") or {}
-        if ratio.get("driver") == "mix":
+        evidence = context.evidence
+        if evidence.segments is None or (evidence.ratio is not None and evidence.ratio.driver == "mix"):
             return None
         target = _hypothesis(context.hypotheses, "rate" if context.spec.is_ratio else "segments")
-        for e in segments.get("elements", [])[:MAX_DRILLS]:
-            if drill_key(e["segment"]) in context.evidence:
+        for e in evidence.segments.elements[:MAX_DRILLS]:
+            if evidence.drilled(e.segment) is not None:
                 continue
             return Decision(
                 type=DecisionType.DRILL_DOWN,
                 hypothesis_id=target.id if target else None,
-                rationale=f"Drill into {seg(e['segment'])} ({e['share']:.0%} of the change): is the change "
+                rationale=f"Drill into {seg(e.segment)} ({e.share:.0%} of the change): is the change "
                 "spread over its children or held by one of them?",
-                code=f"drill = drill_down(cube, spec, {e['segment']!r})\nemit(drill)",
+                code=f"drill = drill_down(cube, spec, {e.segment!r})\nemit(drill)",
             )
         return None
 
@@ -101,7 +108,7 @@ class OfflinePlanner:
         )
 
 
-def _hypothesis(hyps: list[Hypothesis], kind: str) -> Hypothesis | None:
+def _hypothesis(hyps: list[Hypothesis], kind: HypothesisKind) -> Hypothesis | None:
     return next((h for h in hyps if h.kind == kind), None)
 
 

@@ -15,9 +15,10 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
+from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec, Window
-from investigator.run.compress import num
-from investigator.run.decision import RootCause
+from investigator.fmt import num
+from investigator.run.evidence import Evidence
 
 MAX_STEPS = 7  # segments shown in the bridge; the rest are lumped into "other"
 CONTEXT_DAYS = 56  # history shown before the earlier of the two windows
@@ -49,9 +50,7 @@ class ChartData(BaseModel):
     steps: list[Step]
 
 
-def chart_data(
-    data_path: str, spec: AnalysisSpec, causes: list[RootCause], evidence: dict[str, Any]
-) -> ChartData:
+def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evidence: Evidence) -> ChartData:
     """Aggregate the run's data (in the engine) into what the charts need."""
     from investigator.analysis.queries import daily_totals, open_table, period_cube
 
@@ -103,25 +102,23 @@ def _window_value(daily: pd.DataFrame, spec: AnalysisSpec, w: Window) -> float:
     return n / d if d else 0.0
 
 
-def _breakdown_dims(spec: AnalysisSpec, causes: list[RootCause], evidence: dict[str, Any]) -> list[str]:
+def _breakdown_dims(spec: AnalysisSpec, causes: list[RootCause], evidence: Evidence) -> list[str]:
     """The dimensions of the top cause with a segment; else of the top localized segment; else the
     dimension whose values moved most unevenly; else the first one."""
     for cause in causes:
         if cause.segment and all(k in spec.dimensions for k in cause.segment):
             return list(cause.segment)
-    segments = evidence.get("segments") or {}
-    for element in segments.get("elements") or []:
-        keys = list((element or {}).get("segment") or {})
+    segments = evidence.segments
+    if segments is None:
+        return spec.dimensions[:1]
+    for element in segments.elements:
+        keys = list(element.segment)
         if keys and all(k in spec.dimensions for k in keys):
             return keys
     spread = [
-        (d.get("dispersion") or 0, d.get("dimension"))
-        for d in (segments.get("broad") or {}).get("dimensions") or []
+        (d.dispersion, d.dimension) for d in segments.broad.dimensions if d.dimension in spec.dimensions
     ]
-    spread = [s for s in spread if s[1] in spec.dimensions]
-    if spread:
-        return [str(max(spread)[1])]
-    return spec.dimensions[:1]
+    return [max(spread)[1]] if spread else spec.dimensions[:1]
 
 
 def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change: float) -> list[Step]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
 from investigator.report.model import Report
-from investigator.run.compress import num, pct, seg
 from investigator.run.state import RunState, load
 
 REPORT_FILE = "report.html"

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from investigator.run.compress import num, pct, seg
-from investigator.run.decision import RootCause
+from investigator.analysis.causes import RootCause
+from investigator.fmt import num, pct, seg
 from investigator.run.state import RunState
 
 
@@ -68,7 +68,7 @@ class Report(BaseModel):
 
 
 def build_report(state: RunState) -> Report:
-    move = state.evidence.get("movement") or {}
+    move = state.evidence.movement
     c = state.conclusion
     return Report(
         run_id=state.run_id,
@@ -78,7 +78,9 @@ def build_report(state: RunState) -> Report:
         baseline=BaselinePeriod(
             start=state.spec.baseline.start, end=state.spec.baseline.end, kind=state.spec.baseline_kind
         ),
-        movement=MovementSummary(**{k: move.get(k) for k in MovementSummary.model_fields}),
+        movement=MovementSummary.model_validate(move.model_dump(include=set(MovementSummary.model_fields)))
+        if move is not None
+        else MovementSummary(),
         conclusion=c.conclusion or "" if c else "",
         confidence=(c.confidence or "low") if c else "low",
         root_causes=c.root_causes if c else [],

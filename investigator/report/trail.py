@@ -19,20 +19,18 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from investigator.run.compress import seg
+from investigator.fmt import seg
 from investigator.run.decision import Decision
-from investigator.run.loop import SETUP, VERIFY
+from investigator.run.kernel_code import setup_code, verify_code
 from investigator.run.state import Finding, RunState
 from sandbox.models import ExecResult
 
 TRAIL_FILE = "investigation.ipynb"
 _IMAGE = re.compile(r"^\[image saved as (?P<name>[^\]]+)\]$")
 PREAMBLE = """\
-import importlib, os
+import os
 os.makedirs({workspace!r}, exist_ok=True)
 os.chdir({workspace!r})  # the run's workspace: files the steps wrote or read are here
-# emit() prints each result and collects its structured payload in `emitted`
-importlib.import_module("investigator.analysis.emit").sink = emitted = []
 """
 
 
@@ -61,11 +59,10 @@ def notebook(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> N
                 )
             )
     if state.conclusion and state.conclusion.root_causes:
-        causes = [c.model_dump(mode="json") for c in state.conclusion.root_causes]
         nb.cells.append(
             new_markdown_cell("### Check the claimed causes\nRecomputes every root cause from the data.")
         )
-        nb.cells.append(new_code_cell(VERIFY.format(causes=causes, tolerance=verify_tolerance)))
+        nb.cells.append(new_code_cell(verify_code(state.conclusion.root_causes, verify_tolerance)))
     return nb
 
 
@@ -108,9 +105,7 @@ def _intro(state: RunState) -> str:
 
 def _setup(state: RunState, folder: Path) -> list[NotebookNode]:
     workspace = str((folder / "workspace").resolve())
-    code = PREAMBLE.format(workspace=workspace) + SETUP.format(
-        spec=state.spec.model_dump_json(), path=state.data_path
-    )
+    code = PREAMBLE.format(workspace=workspace) + setup_code(state.spec, state.data_path)
     first = state.findings[0].summary if state.findings and state.findings[0].iteration == 0 else ""
     text = f"## Setup\nLoads `{state.data_path}` into `table`, `daily`, `cube` and `spec`. {first}"
     return [new_markdown_cell(text.strip()), new_code_cell(code.rstrip())]

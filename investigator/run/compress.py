@@ -1,24 +1,31 @@
 """Compress a step's output into a 2-3 sentence finding, plus the hypothesis updates it implies.
 
-Structured results (published with `emit`) are summarised by kind; anything else is cut to its
-first lines. The full output goes to disk, never into the context.
+Structured results (published with `emit`, parsed once in `evidence.py`) are summarised by kind;
+anything else is cut to its first lines. The full output goes to disk, never into the context.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
+from investigator.analysis.movement import Movement
+from investigator.analysis.quality import QualityReport
+from investigator.analysis.ratio import RatioDecomposition
+from investigator.analysis.seasonality import Seasonality
+from investigator.analysis.segments import DrillDown, SegmentExplanation
+from investigator.fmt import num, pct, seg
 from investigator.run.decision import Decision
-from investigator.run.hypotheses import Status
+from investigator.run.evidence import AnalysisResult, parse_results
+from investigator.run.hypotheses import HypothesisKind, Status
 from sandbox.models import ExecResult
+
+MATERIAL = 0.25  # a data-quality issue must explain this share of the change to matter
 
 
 class Update(BaseModel):
     """Set a hypothesis, named by id or by kind (data_quality, seasonality, ...), to a status."""
 
-    kind: str = ""
+    kind: HypothesisKind | None = None
     hypothesis_id: str | None = None
     status: Status
     evidence: str
@@ -27,30 +34,11 @@ class Update(BaseModel):
 class Compressed(BaseModel):
     summary: str
     updates: list[Update] = Field(default_factory=list)
-    evidence: dict[str, Any] = Field(default_factory=dict)  # structured results by kind
+    results: list[AnalysisResult] = Field(default_factory=list)  # the step's typed results
     error: bool = False
 
 
-def num(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    a = abs(x)
-    for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if a >= div:
-            return f"{x / div:.2f}{suffix}"
-    return f"{x:.4g}" if a < 1 else f"{x:,.1f}"
-
-
-def pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:+.1%}"
-
-
-def drill_key(segment: dict[str, str]) -> str:
-    return "drill_down:" + "&".join(f"{k}={v}" for k, v in sorted(segment.items()))
-
-
-def seg(segment: dict[str, str]) -> str:
-    return " & ".join(f"{k}={v}" for k, v in segment.items()) or "(whole metric)"
+Summary = tuple[str, list[Update]]
 
 
 def compress(decision: Decision, result: ExecResult) -> Compressed:
@@ -60,58 +48,63 @@ def compress(decision: Decision, result: ExecResult) -> Compressed:
             summary=f"Tried: {tried}. The code failed with {result.error.name}: {result.error.value[:200]}.",
             error=True,
         )
-    out = Compressed(summary="")
-    parts = []
-    for item in result.data:
-        payload = item.get("result") if isinstance(item, dict) else None
-        kind = payload.get("kind") if isinstance(payload, dict) else None
-        summarise = SUMMARISERS.get(kind or "")
-        if summarise is None or payload is None:
-            continue
-        text, updates = summarise(payload)
-        parts.append(text)
-        out.updates += updates
-        key = drill_key(payload["segment"]) if kind == "drill_down" else str(kind)
-        out.evidence[key] = payload
+    results = parse_results(result)
+    parts, updates = [], []
+    for r in results:
+        summary = summarise(r)
+        if summary is not None:
+            parts.append(summary[0])
+            updates += summary[1]
     if not parts:
         first = " ".join(result.text().split())[:300]
         parts.append(f"{decision.rationale.split('.')[0]}. Output: {first or '(nothing printed)'}")
-    out.summary = " ".join(parts)
-    return out
+    return Compressed(summary=" ".join(parts), updates=updates, results=results)
 
 
-def _movement(p: dict[str, Any]) -> tuple[str, list[Update]]:
-    z = p.get("z")
+def summarise(r: AnalysisResult) -> Summary | None:
+    """A finding and its hypothesis updates for one result; None for kinds that are not findings."""
+    if isinstance(r, Movement):
+        return movement(r)
+    if isinstance(r, QualityReport):
+        return quality(r)
+    if isinstance(r, Seasonality):
+        return seasonality(r)
+    if isinstance(r, SegmentExplanation):
+        return segments(r)
+    if isinstance(r, DrillDown):
+        return drill(r)
+    if isinstance(r, RatioDecomposition):
+        return ratio(r)
+    return None  # BroadBased alone, Verification: read by the loop, not findings
+
+
+def movement(p: Movement) -> Summary:
     basis = (
-        f"z={z:+.1f} against {p['history_points']} earlier windows"
-        if z is not None
+        f"z={p.z:+.1f} against {p.history_points} earlier windows"
+        if p.z is not None
         else "too little history for a z-score"
     )
-    verdict = "outside normal variation" if p["significant"] else "within normal variation"
+    verdict = "outside normal variation" if p.significant else "within normal variation"
     return (
-        f"Measured {p['metric']}: {num(p['current'])} vs baseline {num(p['baseline'])} "
-        f"({pct(p['change_pct'])}), {basis}. The movement is {verdict}.",
+        f"Measured {p.metric}: {num(p.current)} vs baseline {num(p.baseline)} "
+        f"({pct(p.change_pct)}), {basis}. The movement is {verdict}.",
         [],
     )
 
 
-def _quality(p: dict[str, Any]) -> tuple[str, list[Update]]:
-    issues = p["issues"]
-    material = [i for i in issues if abs(i["share"]) >= 0.25]
-    if not issues:
+def quality(p: QualityReport) -> Summary:
+    if not p.issues:
         return "Checked duplicates, missing partitions, late data, nulls and negatives: no issue found.", [
             Update(kind="data_quality", status=Status.RULED_OUT, evidence="no data-quality issue")
         ]
-    top = issues[0]
+    top = p.issues[0]
     text = (
-        f"Data-quality checks found {len(issues)} issue(s); the largest is {top['detail']} "
-        f"({seg(top['segment'])}): {top['evidence']}, about {top['share']:.0%} of the change."
+        f"Data-quality checks found {len(p.issues)} issue(s); the largest is {top.detail} "
+        f"({seg(top.segment)}): {top.evidence}, about {top.share:.0%} of the change."
     )
-    if material:
+    if any(abs(i.share) >= MATERIAL for i in p.issues):
         return text + " The movement is at least partly a data artefact.", [
-            Update(
-                kind="data_quality", status=Status.CONFIRMED, evidence=f"{top['detail']}: {top['evidence']}"
-            )
+            Update(kind="data_quality", status=Status.CONFIRMED, evidence=f"{top.detail}: {top.evidence}")
         ]
     return text + " Too small to explain the movement.", [
         Update(
@@ -120,8 +113,8 @@ def _quality(p: dict[str, Any]) -> tuple[str, list[Update]]:
     ]
 
 
-def _seasonality(p: dict[str, Any]) -> tuple[str, list[Update]]:
-    if not p["available"]:
+def seasonality(p: Seasonality) -> Summary:
+    if not p.available:
         return (
             "Seasonality cannot be tested: the history does not reach the comparable period a year back.",
             [
@@ -131,11 +124,10 @@ def _seasonality(p: dict[str, Any]) -> tuple[str, list[Update]]:
             ],
         )
     text = (
-        f"Compared with the same windows {p['best_lag_days']} days earlier: "
-        f"then {pct(p['best_change_pct'])}, "
-        f"now {pct(p['change_pct'])}."
+        f"Compared with the same windows {p.best_lag_days} days earlier: "
+        f"then {pct(p.best_change_pct)}, now {pct(p.change_pct)}."
     )
-    if p["seasonal"]:
+    if p.seasonal:
         return text + " The same movement happened before: it is seasonal.", [
             Update(kind="seasonality", status=Status.CONFIRMED, evidence=text)
         ]
@@ -144,26 +136,25 @@ def _seasonality(p: dict[str, Any]) -> tuple[str, list[Update]]:
     ]
 
 
-def _segments(p: dict[str, Any]) -> tuple[str, list[Update]]:
-    broad, elements = p["broad"], p["elements"]
-    if broad["broad"]:
-        disp = max((d["dispersion"] for d in broad["dimensions"]), default=0.0)
+def segments(p: SegmentExplanation) -> Summary:
+    if p.broad.broad:
+        disp = max((d.dispersion for d in p.broad.dimensions), default=0.0)
         text = (
-            f"Every segment moved alike ({pct(broad['change_pct'])} overall; the largest spread of "
+            f"Every segment moved alike ({pct(p.broad.change_pct)} overall; the largest spread of "
             f"segment changes is {disp:.0%} of the change): the change is broad-based."
         )
         return text, [
             Update(kind="broad_based", status=Status.CONFIRMED, evidence=text),
             Update(kind="segments", status=Status.RULED_OUT, evidence="no segment stands out"),
         ]
-    if not elements:
+    if not p.elements:
         return "Localization found no segment that stands out from noise, and segments did not move alike.", [
             Update(kind="segments", status=Status.RULED_OUT, evidence="no segment stands out"),
             Update(kind="broad_based", status=Status.RULED_OUT, evidence="segments did not move alike"),
         ]
     desc = "; ".join(
-        f"{seg(e['segment'])} {num(e['baseline'])} -> {num(e['current'])} ({e['share']:.0%} of the change)"
-        for e in elements
+        f"{seg(e.segment)} {num(e.baseline)} -> {num(e.current)} ({e.share:.0%} of the change)"
+        for e in p.elements
     )
     text = f"Localization over all dimension combinations points to: {desc}."
     return text, [
@@ -173,25 +164,24 @@ def _segments(p: dict[str, Any]) -> tuple[str, list[Update]]:
     ]
 
 
-def _drill(p: dict[str, Any]) -> tuple[str, list[Update]]:
+def drill(p: DrillDown) -> Summary:
     head = (
-        f"Inside {seg(p['segment'])} ({pct(p['segment_change_pct'])}, {p['share_of_total']:.0%} of the "
-        "total change)"
+        f"Inside {seg(p.segment)} ({pct(p.segment_change_pct)}, {p.share_of_total:.0%} of the total change)"
     )
-    if p["uniform"]:
+    if p.uniform:
         return head + " every child segment moved alike: the cause is the segment itself.", []
-    return head + f" the change is held by {seg(p['concentrated_in'])}: the cause is narrower.", []
+    return head + f" the change is held by {seg(p.concentrated_in)}: the cause is narrower.", []
 
 
-def _ratio(p: dict[str, Any]) -> tuple[str, list[Update]]:
-    split = next(d for d in p["dimensions"] if d["dimension"] == p["dimension"])
+def ratio(p: RatioDecomposition) -> Summary:
+    split = next(d for d in p.dimensions if d.dimension == p.dimension)
     text = (
-        f"Split the {num(p['baseline'])} -> {num(p['current'])} change of {p['metric']} into mix and rate: "
-        f"by {p['dimension']}, mix {num(split['mix'])} and rate {num(split['rate'])}; "
-        f"the driver is {p['driver']} "
-        f"in {p['dimension']}={p['segment']} ({p['driver_share']:.0%} of the change)."
+        f"Split the {num(p.baseline)} -> {num(p.current)} change of {p.metric} into mix and rate: "
+        f"by {p.dimension}, mix {num(split.mix)} and rate {num(split.rate)}; "
+        f"the driver is {p.driver} "
+        f"in {p.dimension}={p.segment} ({p.driver_share:.0%} of the change)."
     )
-    if p["driver"] == "mix":
+    if p.driver == "mix":
         return text, [
             Update(kind="mix", status=Status.CONFIRMED, evidence=text),
             Update(kind="rate", status=Status.RULED_OUT, evidence="segment ratios held"),
@@ -200,13 +190,3 @@ def _ratio(p: dict[str, Any]) -> tuple[str, list[Update]]:
         Update(kind="rate", status=Status.CONFIRMED, evidence=text),
         Update(kind="mix", status=Status.RULED_OUT, evidence="the mix barely moved"),
     ]
-
-
-SUMMARISERS = {
-    "movement": _movement,
-    "quality": _quality,
-    "seasonality": _seasonality,
-    "segments": _segments,
-    "drill_down": _drill,
-    "ratio_decomposition": _ratio,
-}

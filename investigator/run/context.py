@@ -6,12 +6,11 @@ files and the last output (cut), and it always fits `context_budget_tokens`, how
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from investigator.analysis.spec import AnalysisSpec
-from investigator.config import Settings
+from investigator.config import RunSettings
+from investigator.run.evidence import Evidence
 from investigator.run.hypotheses import Hypothesis
 from investigator.run.state import Finding, RunState
 
@@ -44,9 +43,8 @@ class Context(BaseModel):
     last_result: str = ""
     notice: str | None = None
     must_conclude: bool = False
-    facts: list[str] = Field(default_factory=list)
-    past_investigations: list[str] = Field(default_factory=list)
-    evidence: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    tokens_left: int | None = Field(None, description="what the run's token budget still allows")
+    evidence: Evidence = Field(default_factory=Evidence, exclude=True)  # for planners, not rendered
 
     def render(self) -> str:
         s = self.spec
@@ -66,12 +64,6 @@ class Context(BaseModel):
             f"- [{f.iteration}] {f.decision}{' ' + f.hypothesis_id if f.hypothesis_id else ''}: {f.summary}"
             for f in self.findings
         ] or ["- none yet"]
-        if self.facts:
-            lines.append("\n# Approved facts\n" + "\n".join(f"- {f}" for f in self.facts))
-        if self.past_investigations:
-            lines.append(
-                "\n# Related past investigations\n" + "\n".join(f"- {p}" for p in self.past_investigations)
-            )
         lines.append("\n# Workspace files\n" + (", ".join(self.workspace_files) or "none"))
         lines.append("\n# Last result\n" + (self.last_result or "none"))
         if self.notice:
@@ -87,13 +79,12 @@ class Context(BaseModel):
 
 def build_context(
     state: RunState,
-    settings: Settings,
+    settings: RunSettings,
     workspace_files: list[str] | None = None,
     *,
     notice: str | None = None,
     must_conclude: bool = False,
-    facts: list[str] | None = None,
-    past: list[str] | None = None,
+    tokens_left: int | None = None,
 ) -> Context:
     """Assemble the context and shrink it until it fits the token budget."""
     files = sorted(workspace_files or [])
@@ -111,8 +102,7 @@ def build_context(
         last_result=cut(state.last_result, settings.last_result_max_chars),
         notice=notice,
         must_conclude=must_conclude,
-        facts=list(facts or []),
-        past_investigations=list(past or []),
+        tokens_left=tokens_left,
         evidence=state.evidence,
     )
     return fit(ctx, settings.context_budget_tokens)
@@ -126,9 +116,8 @@ def fit(ctx: Context, budget: int) -> Context:
     while ctx.tokens > budget and limit > 200:
         limit //= 2
         ctx = ctx.model_copy(update={"last_result": cut(ctx.last_result, limit)})
-    for field in ("facts", "past_investigations", "workspace_files"):
-        while ctx.tokens > budget and getattr(ctx, field):
-            ctx = ctx.model_copy(update={field: getattr(ctx, field)[:-1]})
+    while ctx.tokens > budget and ctx.workspace_files:
+        ctx = ctx.model_copy(update={"workspace_files": ctx.workspace_files[:-1]})
     if ctx.tokens > budget:  # long hypothesis texts or findings: cut every text field
         ctx = ctx.model_copy(
             update={

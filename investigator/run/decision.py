@@ -7,15 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-CauseKind = Literal[
-    "segment_change",
-    "rate_change",
-    "mix_shift",
-    "data_quality",
-    "seasonality",
-    "broad_based",
-    "no_change",
-]
+from investigator.analysis.causes import CauseKind, RootCause
+
+__all__ = ["CauseKind", "Confidence", "Decision", "DecisionType", "RootCause"]
+
 Confidence = Literal["high", "medium", "low"]
 
 
@@ -24,17 +19,6 @@ class DecisionType(StrEnum):
     DRILL_DOWN = "DRILL_DOWN"
     PIVOT = "PIVOT"
     CONCLUDE = "CONCLUDE"
-
-
-class RootCause(BaseModel):
-    """One reason the metric moved. `segment` is {} for the whole metric."""
-
-    kind: CauseKind
-    segment: dict[str, str] = Field(default_factory=dict)
-    contribution: float | None = Field(None, description="share of the change explained")
-    detail: str | None = None
-    evidence: str = ""
-    verified: bool | None = Field(None, description="recomputed from the data before concluding")
 
 
 class Decision(BaseModel):
@@ -51,6 +35,9 @@ class Decision(BaseModel):
         default_factory=list, description="what needs a human (missing data, ill-posed)"
     )
     reranked: list[str] | None = Field(None, description="hypothesis ids, most promising first")
+    fallback: str | None = Field(
+        None, description="why the offline planner chose this step in place of the model (LLM planner)"
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> Decision:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel
 
 from investigator.analysis.spec import AnalysisSpec
+
+HypothesisKind = Literal["data_quality", "seasonality", "segments", "mix", "rate", "broad_based"]
 
 
 class Status(StrEnum):
@@ -19,7 +22,7 @@ class Status(StrEnum):
 class Hypothesis(BaseModel):
     id: str
     statement: str
-    kind: str  # what analysis tests it: data_quality, seasonality, segments, ratio, broad_based
+    kind: HypothesisKind  # which analysis tests it
     status: Status = Status.PENDING
     evidence: str = ""
 
@@ -31,7 +34,7 @@ class Hypothesis(BaseModel):
 def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:
     """The standard candidate explanations, generated from the metric and its dimensions."""
     dims = ", ".join(spec.dimensions) or "(no dimensions)"
-    items = [
+    items: list[tuple[HypothesisKind, str]] = [
         (
             "data_quality",
             "The movement is a data artefact: missing partitions, duplicated rows or incomplete recent days.",

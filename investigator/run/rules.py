@@ -1,4 +1,5 @@
-"""Loop control rules: stalls, error streaks, early conclusions and forced moves.
+"""Loop control rules: every stop rule (iterations, tokens, stalls), error streaks, early
+conclusions and forced moves, in this one place.
 
 Each function reads the state and returns a value; the loop decides what to do with it.
 """
@@ -8,7 +9,9 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from investigator.config import Settings
+from pydantic import BaseModel
+
+from investigator.config import RunSettings
 from investigator.run.compress import Update
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Hypothesis, Status, current, next_pending, with_status
@@ -17,7 +20,42 @@ from investigator.run.state import RunState
 NEAR_IDENTICAL = 0.9
 
 
-def stall_reason(state: RunState, settings: Settings) -> str | None:
+class Stop(BaseModel):
+    """End the run now with a partial conclusion."""
+
+    reason: str
+
+
+class ForcedPivot(BaseModel):
+    """The run is stuck: move to the next hypothesis instead of asking the planner."""
+
+    decision: Decision
+    reason: str
+
+
+def limits(state: RunState, settings: RunSettings) -> Stop | ForcedPivot | None:
+    """What the stop rules say before the next step: stop, force a pivot, or carry on (None)."""
+    if state.iteration + 1 >= settings.max_iterations:  # the last iteration is kept for the conclusion
+        return Stop(reason=f"reached max_iterations ({settings.max_iterations})")
+    if settings.max_tokens_per_run and state.tokens_used >= settings.max_tokens_per_run:
+        return Stop(reason=f"used the token budget ({settings.max_tokens_per_run})")
+    stall = stall_reason(state, settings)
+    if stall is None:
+        return None
+    pivot = forced_pivot(state.hypotheses, stall)
+    if pivot is None:
+        return Stop(reason=f"stalled ({stall}) with no hypothesis left")
+    return ForcedPivot(decision=pivot, reason=stall)
+
+
+def tokens_left(state: RunState, settings: RunSettings) -> int | None:
+    """What the token budget still allows this run (None: no budget)."""
+    if not settings.max_tokens_per_run:
+        return None
+    return max(settings.max_tokens_per_run - state.tokens_used, 0)
+
+
+def stall_reason(state: RunState, settings: RunSettings) -> str | None:
     """Why the run is stuck, or None. Stuck = no hypothesis moved lately, or it keeps repeating."""
     if state.consecutive_errors >= settings.max_consecutive_errors:
         return f"{state.consecutive_errors} code errors in a row"
@@ -58,7 +96,7 @@ def pivot_hypotheses(hypotheses: list[Hypothesis], target: str | None, reason: s
     return out
 
 
-def conclusion_refusal(state: RunState, settings: Settings) -> str | None:
+def conclusion_refusal(state: RunState, settings: RunSettings) -> str | None:
     done = state.iteration
     if done < settings.min_iterations_before_conclude:
         return (

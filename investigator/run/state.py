@@ -1,6 +1,8 @@
 """Durable run state: one pydantic model, checkpointed atomically after every iteration.
 
-Full outputs live beside it in `outputs/`, never in the state or the context.
+`RunState` changes only through its transition methods below, each of which validates the new
+state; the loop never edits fields by name. Full outputs live beside it in `outputs/`, never in the
+state or the context.
 """
 
 from __future__ import annotations
@@ -15,40 +17,42 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from investigator.analysis.spec import AnalysisSpec
-from investigator.run.decision import Decision
+from investigator.config import RunSettings
+from investigator.run.decision import Decision, DecisionType
+from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import Hypothesis
 from investigator.sources.request import Request
 
 STATE_FILE = "state.json"
+Status = Literal["running", "concluded", "partial", "failed"]
 
 
 class Finding(BaseModel):
     """A compressed output: what was tested, the key numbers, what it implies."""
 
     iteration: int
-    decision: str
+    decision: DecisionType | Literal["SETUP"]
     hypothesis_id: str | None = None
     summary: str
     output_file: str | None = None
     error: bool = False
+    offline_fallback: bool = Field(False, description="the LLM planner fell back to the offline one here")
 
 
 class RunState(BaseModel):
     run_id: str
     created_at: datetime
-    status: Literal["running", "concluded", "partial", "failed"] = "running"
+    status: Status = "running"
     request: Request
     spec: AnalysisSpec
     data_path: str
     planner: str
     sandbox: str
-    settings: dict[str, Any] = Field(
-        default_factory=dict, description="the loop settings the run started with"
-    )
+    settings: RunSettings = Field(description="the loop settings the run started with")
     hypotheses: list[Hypothesis]
     findings: list[Finding] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
-    evidence: dict[str, Any] = Field(default_factory=dict, description="latest structured result per kind")
+    evidence: Evidence = Field(default_factory=Evidence, description="latest structured result per kind")
     iteration: int = 0
     consecutive_errors: int = 0
     last_progress: int = 0  # iteration of the last hypothesis status change
@@ -58,11 +62,87 @@ class RunState(BaseModel):
     conclusion: Decision | None = None
     stop_reason: str | None = None
     elapsed_s: float = 0.0
-    tokens: dict[str, int] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict, description="per phase, plus total and context_max")
 
     @property
     def done(self) -> bool:
         return self.status in ("concluded", "partial")
+
+    @property
+    def tokens_used(self) -> int:
+        return self.tokens.get("total", 0)
+
+    # transitions: the only ways a run's state changes ------------------------------------------
+    def _evolve(self, **changes: Any) -> RunState:
+        """A validated copy: a misspelt field or a value of the wrong type fails here, loudly."""
+        unknown = set(changes) - set(RunState.model_fields)
+        if unknown:
+            raise AttributeError(f"RunState has no field(s) {', '.join(sorted(unknown))}")
+        return RunState.model_validate({**dict(self), **changes})
+
+    def set_up(self, summary: str, results: list[AnalysisResult], output: str) -> RunState:
+        """The data is loaded and the movement measured: iteration 0's finding."""
+        return self._evolve(
+            findings=[Finding(iteration=0, decision="SETUP", summary=summary)],
+            evidence=self.evidence.with_results(results),
+            last_result=output,
+        )
+
+    def timed(self, seconds: float) -> RunState:
+        return self._evolve(elapsed_s=self.elapsed_s + seconds)
+
+    def spent(self, usage: dict[str, int], context_tokens: int = 0) -> RunState:
+        """Add a planner's token use (per phase) and the size of the context it was shown."""
+        phases = {k: v for k, v in self.tokens.items() if k not in ("total", "context_max")}
+        for k, v in usage.items():
+            phases[k] = phases.get(k, 0) + v
+        phases = {k: v for k, v in phases.items() if v}
+        seen = max(self.tokens.get("context_max", 0), context_tokens)
+        return self._evolve(tokens={**phases, "total": sum(phases.values()), "context_max": seen})
+
+    def planned(self, hypotheses: list[Hypothesis], blockers: list[str]) -> RunState:
+        """The planner re-ranked the hypotheses or raised blockers."""
+        return self._evolve(hypotheses=hypotheses, blockers=list(dict.fromkeys([*self.blockers, *blockers])))
+
+    def pivoted(self, hypotheses: list[Hypothesis]) -> RunState:
+        return self._evolve(hypotheses=hypotheses, consecutive_errors=0, last_progress=self.iteration + 1)
+
+    def observed(
+        self, hypotheses: list[Hypothesis], results: list[AnalysisResult], output: str, error: bool
+    ) -> RunState:
+        """A step ran in the kernel: its results, hypothesis updates and output are in."""
+        progressed = hypotheses != self.hypotheses
+        return self._evolve(
+            hypotheses=hypotheses,
+            evidence=self.evidence.with_results(results),
+            consecutive_errors=self.consecutive_errors + 1 if error else 0,
+            last_progress=self.iteration + 1 if progressed else self.last_progress,
+            last_result=output,
+        )
+
+    def recorded(self, decision: Decision, finding: Finding, notice: str | None = None) -> RunState:
+        """The iteration is complete: its decision and finding are kept."""
+        return self._evolve(
+            iteration=finding.iteration,
+            findings=[*self.findings, finding],
+            decisions=[*self.decisions, decision],
+            notice=notice,
+        )
+
+    def concluded(self, decision: Decision, reason: str, partial: bool = False) -> RunState:
+        return self._evolve(
+            conclusion=decision, status="partial" if partial else "concluded", stop_reason=reason
+        )
+
+    def reopened(self, settings: RunSettings) -> RunState:
+        """A finished or stopped run given more iterations: it runs and concludes again."""
+        return self._evolve(
+            status="running",
+            conclusion=None,
+            stop_reason=None,
+            settings=settings,
+            last_progress=self.iteration,
+        )
 
 
 def new_run_id() -> str:

@@ -1,7 +1,7 @@
 """Turn what the user asked for into an `AnalysisSpec`, checking the data can answer it.
 
-Every check runs in the engine through Ibis (DuckDB by default) and fails with a `DataError` that
-says what to do next.
+Every check runs in the engine, through the `DataSource` seam (Ibis; DuckDB by default), and fails
+with a `DataError` that says what to do next.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import ibis
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
-from investigator.analysis.queries import open_table
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
+from investigator.protocols import DataSource
+from investigator.sources.files import FileSource
 
 BaselineKind = Literal["previous", "wow", "yoy"]
 _WINDOW = re.compile(r"^\s*(\d+)\s*([dw])\s*$", re.IGNORECASE)
@@ -61,20 +62,22 @@ def parse_expression(expression: str) -> tuple[str, str | None]:
     return num, den or None
 
 
-def _definition(metric: str) -> MetricDefinition:
-    metrics = load_metrics()
-    return metrics.get(metric) or MetricDefinition(expression=metric)
+def metric_definition(metric: str) -> MetricDefinition:
+    """The metric as `metrics.yaml` defines it, else the name read as a column or a ratio."""
+    return load_metrics().get(metric) or MetricDefinition(expression=metric)
 
 
-def resolve(request: Request, data: Any) -> tuple[AnalysisSpec, Any]:
-    """Check the request against the data (a path or DataFrame) and build the spec.
+def resolve(
+    request: Request, data: DataSource | str | Path, definition: MetricDefinition
+) -> tuple[AnalysisSpec, Any]:
+    """Check the request against the data (a source, or a file path) and build the spec.
 
     Returns the spec and the opened Ibis table.
     """
-    definition = _definition(request.metric)
+    source = data if isinstance(data, DataSource) else FileSource(data)
     numerator, denominator = parse_expression(definition.expression)
     time_column = request.time_column or definition.time_column or "date"
-    table = _open(data, time_column)
+    table = source.open(time_column)
     schema = table.schema()
     columns = list(schema.names)
     for col in [time_column, numerator, *([denominator] if denominator else [])]:
@@ -115,21 +118,6 @@ def resolve(request: Request, data: Any) -> tuple[AnalysisSpec, Any]:
     return spec, table
 
 
-def _open(data: Any, time_column: str) -> Any:
-    if isinstance(data, pd.DataFrame):
-        return open_table(data, time_column)
-    path = Path(str(data))
-    if not path.exists():
-        raise DataError(f"data file {path} does not exist")
-    try:
-        table = open_table(path, time_column)
-        table.head(1).to_pandas()
-    except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise DataError(f"cannot read {path} as {path.suffix.lstrip('.') or 'data'}: {first}") from None
-    return table
-
-
 def _date_range(table: Any, time_column: str) -> tuple[date, date]:
     row = table.aggregate(lo=table[time_column].min(), hi=table[time_column].max()).to_pandas().iloc[0]
     if pd.isna(row["lo"]):
@@ -165,11 +153,6 @@ def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> N
             f"no rows in the {spec.baseline_kind} baseline {spec.baseline.start} to "
             f"{spec.baseline.end}; {span}: pick another --baseline or --end"
         )
-
-
-def metric_data(metric: str) -> str | None:
-    """A data path configured for the metric, if any."""
-    return _definition(metric).data
 
 
 def build_request(

@@ -16,9 +16,11 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Self
 
-from sandbox.models import ExecError, ExecResult
+from pydantic import ValidationError
 
-MIME = "application/vnd.investigator+json"
+from investigator.analysis.emit import MIME
+from sandbox.models import Emitted, ExecError, ExecResult
+
 INLINE = "module://matplotlib_inline.backend_inline"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 POLL_S = 0.2
@@ -123,7 +125,10 @@ class JupyterKernel(ABC):
         elif kind in ("display_data", "execute_result", "update_display_data"):
             data = content.get("data", {})
             if MIME in data:
-                res.data.append(data[MIME])
+                try:
+                    res.data.append(Emitted.model_validate(data[MIME]))
+                except ValidationError:
+                    err.append("[a structured result was not valid JSON of the emit format; dropped]\n")
             elif kind == "execute_result":
                 res.result = data.get("text/plain")
             elif "image/png" in data:

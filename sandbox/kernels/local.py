@@ -14,9 +14,9 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-from sandbox.kernels.jupyter import INLINE, MIME, JupyterKernel
+from sandbox.kernels.jupyter import INLINE, JupyterKernel
 
-__all__ = ["MIME", "LocalKernel", "clean_env"]
+__all__ = ["LocalKernel", "clean_env"]
 
 _SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH)", re.IGNORECASE)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

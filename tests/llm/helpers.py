@@ -8,8 +8,8 @@ from typing import Any
 from investigator.config import Settings, load_settings
 from investigator.protocols import Planner
 from investigator.report.model import Report
-from investigator.run.loop import Investigation, new_run
 from investigator.run.state import run_dir
+from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 from sandbox.kernels.local import LocalKernel
 
@@ -43,6 +43,6 @@ def investigate(
     folder = run_dir(settings.runs_dir, state.run_id)
     kernel = LocalKernel(folder / "workspace")
     try:
-        return Investigation(settings, planner, kernel).run(state), folder
+        return run_loop(state, settings, planner, kernel), folder
     finally:
         kernel.shutdown()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from investigator.analysis.quality import QualityReport
 from investigator.config import Settings
 from investigator.llm import LLMSettings
 from investigator.llm.prompts import DECIDE, system_prompt
@@ -17,7 +18,7 @@ from investigator.run.compress import Compressed, Update
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Status
-from investigator.run.loop import new_run
+from investigator.runner import new_run
 from investigator.sources.request import Request
 from investigator.testing import FakeOpenAI, answer, malformed
 from sandbox.models import ExecResult
@@ -72,7 +73,9 @@ def test_each_call_sends_only_the_templates_and_the_bounded_context(
         {"role": "user", "content": DECIDE.replace("{context}", ctx.render())},
     ]
     assert len(second.body["messages"]) == 2  # no history carried over
-    assert planner.usage["decide_in"] > 0 and planner.usage["decide_out"] > 0
+    used = planner.take_usage()
+    assert used["decide_in"] > 0 and used["decide_out"] > 0
+    assert planner.take_usage() == {}  # the loop is handed each token once
 
 
 def test_invalid_output_falls_back_to_the_offline_step_and_the_finding_says_so(
@@ -108,15 +111,15 @@ def test_compress_rewrites_the_summary_and_adds_its_updates_after_the_library_on
     library = Compressed(
         summary="Checked duplicates: no issue found.",
         updates=[Update(kind="data_quality", status=Status.RULED_OUT, evidence="lib")],
-        evidence={"quality": {"issues": []}},
+        results=[QualityReport(metric="revenue", numerator_change=-1.0, issues=[])],
     )
     out = planner.compress(decision, ExecResult(ok=True, stdout="QualityReport(issues=[])"), library)
-    assert out.summary == finding["summary"] and out.evidence == library.evidence
+    assert out.summary == finding["summary"] and out.results == library.results
     assert [u.kind or u.hypothesis_id for u in out.updates] == ["data_quality", "H1"]
     record = server.calls("StepFinding")[0].text
     assert "QualityReport(issues=[])" in record and "Checked duplicates: no issue found." in record
     assert "| H1 | PENDING |" in record
-    assert set(planner.usage) == {"decide_in", "decide_out", "compress_in", "compress_out"}
+    assert set(planner.take_usage()) == {"decide_in", "decide_out", "compress_in", "compress_out"}
 
 
 def test_compress_falls_back_to_the_library_summary(
@@ -141,7 +144,7 @@ def test_reflection_every_n_iterations_reranks_and_raises_blockers(
     assert quiet.reranked is None and quiet.blockers == []
     assert reflected.reranked == ["H3", "H1"] and reflected.blockers == REFLECTION["blockers"]
     assert "Reflection: Segments look most promising." in reflected.rationale
-    assert planner.usage["reflect_in"] > 0
+    assert planner.take_usage()["reflect_in"] > 0
 
 
 def test_a_failed_reflection_is_skipped(
@@ -171,8 +174,9 @@ def test_no_call_once_the_token_budget_is_used(
 ) -> None:
     server.script(answer(STEP, usage=(900, 100)), answer(STEP))
     planner = LLMPlanner(llm_settings(), loop_settings(tmp_path, max_tokens_per_run=1000))
-    planner.decide(context())
-    decision = planner.decide(context(iteration=1))
+    planner.decide(context(tokens_left=1000))
+    assert planner.take_usage() == {"decide_in": 900, "decide_out": 100}  # the loop counts them
+    decision = planner.decide(context(iteration=1, tokens_left=0))
     assert len(server.requests) == 1
     assert decision.rationale.startswith(f"{FALLBACK}: the token budget (1000) is used")
 

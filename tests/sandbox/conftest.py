@@ -88,9 +88,15 @@ def kernel(backend: Backend, tmp_path: Path) -> Iterator[McpKernel]:
 
 
 def structured(result: Any) -> dict[str, Any]:
-    """The `ToolResult` a sandbox tool answered with."""
-    assert result.structured_content is not None, result
+    """The structured result a sandbox tool answered with (its own result model, as JSON)."""
+    assert not result.is_error and result.structured_content is not None, result
     return dict(result.structured_content)
+
+
+def error_text(result: Any) -> str:
+    """The one line a refused tool call answered with."""
+    assert result.is_error, result
+    return " ".join(c.text for c in result.content if c.type == "text")
 
 
 def secret_env() -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from .conftest import server_params, structured
+from .conftest import error_text, server_params, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -30,14 +30,14 @@ async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
         }
 
         made = structured(await c.call_tool("create_session", {"memory": "1g"}))
-        assert made["success"], made
-        sid = made["data"]["session_id"]
+        assert made["backend"] == "local", made
+        sid = made["session_id"]
 
         up = await c.call_tool(
             "upload_file", {"session_id": sid, "name": "in/sales.csv", "text": "day,revenue\n1,10\n2,32\n"}
         )
         assert not up.is_error, up
-        inside = structured(up)["data"]["path_in_kernel"]
+        inside = structured(up)["path_in_kernel"]
 
         code = (
             f"import pandas as pd, matplotlib.pyplot as plt\n"
@@ -48,54 +48,54 @@ async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
         )
         ran = await c.call_tool("execute", {"session_id": sid, "code": code})
         out = structured(ran)
-        assert out["success"], out
-        assert out["data"]["result"] == "42"
-        figure = next(d for d in out["data"]["displays"] if d.startswith("[image saved as"))
+        assert out["ok"], out
+        assert out["result"] == "42"
+        figure = next(d for d in out["displays"] if d.startswith("[image saved as"))
         png_name = figure.removeprefix("[image saved as ").removesuffix("]")
-        assert "out.csv" in out["data"]["files"] and png_name in out["data"]["files"]
+        assert "out.csv" in out["files"] and png_name in out["files"]
         assert "iVBOR" not in str(ran.content), "an image was inlined into the tool result"
 
-        listed = structured(await c.call_tool("list_files", {"session_id": sid}))["data"]["files"]
+        listed = structured(await c.call_tool("list_files", {"session_id": sid}))["files"]
         assert {"in/sales.csv", "out.csv", png_name} <= set(listed)
         assert not any(name.startswith(".") for name in listed)
 
         text = structured(await c.call_tool("download_file", {"session_id": sid, "name": "out.csv"}))
-        assert text["data"]["text"] == "day,revenue\n1,10\n2,32\n"
+        assert text["text"] == "day,revenue\n1,10\n2,32\n"
         png = structured(await c.call_tool("download_file", {"session_id": sid, "name": png_name}))
-        assert base64.b64decode(png["data"]["content_base64"]).startswith(b"\x89PNG")
+        assert base64.b64decode(png["content_base64"]).startswith(b"\x89PNG")
 
         again = structured(await c.call_tool("restart", {"session_id": sid}))
-        assert again["success"] and again["data"]["restored"] == ["sales"]
+        assert again["restored"] == ["sales"]
         after = structured(await c.call_tool("execute", {"session_id": sid, "code": "len(sales)"}))
-        assert after["data"]["result"] == "2"
+        assert after["result"] == "2"
 
         refused = await c.call_tool("install_package", {"session_id": sid, "package": "six"})
-        assert refused.is_error and "no network" in structured(refused)["summary"]
+        assert refused.is_error and "no network" in error_text(refused)
 
         closed = structured(await c.call_tool("cleanup", {"session_id": sid}))
-        assert closed["success"]
+        assert closed["session_id"] == sid
         gone = await c.call_tool("execute", {"session_id": sid, "code": "1"})
-        assert gone.is_error and "no session" in structured(gone)["summary"]
+        assert gone.is_error and "no session" in error_text(gone)
 
 
 async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: str) -> None:
     async with Client(server_params(backend)) as c:
         bad = await c.call_tool("execute", {"session_id": "nope", "code": "1"})
-        assert bad.is_error and structured(bad)["success"] is False
+        assert bad.is_error and bad.structured_content is None
 
-        sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["data"]["session_id"]
+        sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["session_id"]
         escape = await c.call_tool("upload_file", {"session_id": sid, "name": "../../etc/x", "text": "x"})
-        assert escape.is_error and "inside the workspace" in structured(escape)["summary"]
+        assert escape.is_error and "inside the workspace" in error_text(escape)
         missing = await c.call_tool("download_file", {"session_id": sid, "name": "absent.txt"})
         assert missing.is_error
         nodata = await c.call_tool("create_session", {"data_paths": ["/no/such/file.parquet"]})
-        assert nodata.is_error and "does not exist" in structured(nodata)["summary"]
+        assert nodata.is_error and "does not exist" in error_text(nodata)
 
         user_error = structured(await c.call_tool("execute", {"session_id": sid, "code": "1/0"}))
-        assert user_error["success"] is False  # the code failed; the tool did its job
-        assert user_error["data"]["error"]["name"] == "ZeroDivisionError"
+        assert user_error["ok"] is False  # the code failed; the tool did its job
+        assert user_error["error"]["name"] == "ZeroDivisionError"
         ok = structured(await c.call_tool("execute", {"session_id": sid, "code": "6*7"}))
-        assert ok["data"]["result"] == "42"
+        assert ok["result"] == "42"
         await c.call_tool("cleanup", {"session_id": sid})
 
 
@@ -117,7 +117,7 @@ def _wheel(name: str = "tinypkg") -> bytes:
 
 async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
     async with Client(server_params(backend)) as c:
-        sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["data"]["session_id"]
+        sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["session_id"]
         await c.call_tool(
             "upload_file",
             {
@@ -138,7 +138,7 @@ async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
         used = structured(
             await c.call_tool("execute", {"session_id": sid, "code": "import tinypkg; tinypkg.ANSWER"})
         )
-        assert used["data"]["result"] == "42"
+        assert used["result"] == "42"
         await c.call_tool("cleanup", {"session_id": sid})
 
 
@@ -146,21 +146,21 @@ async def test_a_folder_with_foreign_files_is_not_taken_as_a_workspace(tmp_path:
     (tmp_path / "precious.txt").write_text("not the sandbox's")
     async with Client(server_params("local")) as c:
         refused = await c.call_tool("create_session", {"workspace": str(tmp_path)})
-        assert refused.is_error and "did not make" in structured(refused)["summary"]
+        assert refused.is_error and "did not make" in error_text(refused)
         fresh = structured(await c.call_tool("create_session", {"workspace": str(tmp_path / "ws")}))
-        await c.call_tool("cleanup", {"session_id": fresh["data"]["session_id"]})
+        await c.call_tool("cleanup", {"session_id": fresh["session_id"]})
         again = structured(await c.call_tool("create_session", {"workspace": str(tmp_path / "ws")}))
-        assert again["success"]  # a workspace the sandbox made is reused (resume)
-        await c.call_tool("cleanup", {"session_id": again["data"]["session_id"]})
+        assert again["workspace"] == str(tmp_path / "ws")  # a workspace the sandbox made is reused (resume)
+        await c.call_tool("cleanup", {"session_id": again["session_id"]})
 
 
 async def test_a_huge_structured_result_goes_to_a_file(tmp_path: Path) -> None:
     async with Client(server_params("local")) as c:
-        sid = structured(await c.call_tool("create_session", {}))["data"]["session_id"]
+        sid = structured(await c.call_tool("create_session", {}))["session_id"]
         ran = structured(
             await c.call_tool("execute", {"session_id": sid, "code": "emit(list(range(100_000)), 'big')"})
         )
-        (item,) = ran["data"]["data"]
+        (item,) = ran["data"]
         assert item["result"] is None and item["label"] == "big"
-        assert item["saved_as"] in ran["data"]["files"]
+        assert item["saved_as"] in ran["files"]
         await c.call_tool("cleanup", {"session_id": sid})

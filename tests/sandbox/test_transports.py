@@ -75,7 +75,7 @@ def test_stdio_carries_nothing_but_mcp_messages(tmp_path: Path) -> None:
             },
         )
         made = _answer(proc, 2, seen)
-        sid = made["result"]["structuredContent"]["data"]["session_id"]  # type: ignore[index]
+        sid = made["result"]["structuredContent"]["session_id"]  # type: ignore[index]
         noisy = "import os, sys\nos.write(1, b'fd write\\n')\nprint('hello')\nsys.__stdout__.write('x\\n')"
         _rpc(
             proc,
@@ -87,7 +87,7 @@ def test_stdio_carries_nothing_but_mcp_messages(tmp_path: Path) -> None:
             },
         )
         ran = _answer(proc, 3, seen)
-        assert ran["result"]["structuredContent"]["data"]["stdout"] == "hello\n"  # type: ignore[index]
+        assert ran["result"]["structuredContent"]["stdout"] == "hello\n"  # type: ignore[index]
     finally:
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(timeout=30)

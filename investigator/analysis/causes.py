@@ -1,0 +1,32 @@
+"""Root causes: the one vocabulary of why a metric moved, shared by the planners, the check that
+recomputes every claimed cause, and the report."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+CauseKind = Literal[
+    "segment_change",  # a segment (any combination of dimension values) moved
+    "rate_change",  # a ratio moved inside a segment
+    "mix_shift",  # a ratio moved because the denominator's mix between segments shifted
+    "data_quality",  # missing partitions, duplicates, late data, ... (`detail` says which)
+    "seasonality",  # the comparable earlier period moved alike
+    "broad_based",  # every segment moved alike
+    "no_change",  # the movement is within normal variation
+]
+QualityDetail = Literal[
+    "missing_data", "duplicates", "incomplete_recent_data", "null_values", "negative_values"
+]
+
+
+class RootCause(BaseModel):
+    """One reason the metric moved. `segment` is {} for the whole metric."""
+
+    kind: CauseKind
+    segment: dict[str, str] = Field(default_factory=dict)
+    contribution: float | None = Field(None, description="share of the change explained")
+    detail: QualityDetail | None = Field(None, description="data_quality only: which problem")
+    evidence: str = ""
+    verified: bool | None = Field(None, description="recomputed from the data before concluding")

@@ -1,0 +1,32 @@
+"""The code the host sends to the kernel to prepare a run and to check a conclusion.
+
+The trail notebook replays the same code, so what a person re-runs is what the loop ran.
+"""
+
+from __future__ import annotations
+
+from investigator.analysis.causes import RootCause
+from investigator.analysis.spec import AnalysisSpec
+
+SETUP = """\
+from investigator.analysis import *
+spec = AnalysisSpec.model_validate_json({spec!r})
+table = open_table({path!r}, spec.time_column)
+daily = daily_totals(table, spec)
+cube = period_cube(table, spec)
+print(f"loaded {{len(daily)}} days of {{spec.metric}} and a cube of {{len(cube)}} segments")
+emit(movement(daily, spec))
+"""
+VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
+RELOADED = "The kernel died and was restarted; the data was reloaded (table, daily, cube, spec)."
+
+
+def setup_code(spec: AnalysisSpec, data_path: str) -> str:
+    """Load the data where the kernel sees it, build the daily totals and the period cube, and
+    measure the movement (iteration 0)."""
+    return SETUP.format(spec=spec.model_dump_json(), path=data_path)
+
+
+def verify_code(causes: list[RootCause], tolerance: float) -> str:
+    """Recompute every claimed cause from the data."""
+    return VERIFY.format(causes=[c.model_dump(mode="json") for c in causes], tolerance=tolerance)
