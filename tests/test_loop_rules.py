@@ -144,12 +144,29 @@ def test_unverifiable_conclusion_is_refused_then_a_true_one_passes(
     assert report.root_causes[0].verified is True
 
 
-def test_partial_conclusion_marks_unverified_causes(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
-    wrong = conclude([RootCause(kind="broad_based")])
+def test_partial_conclusion_never_lists_a_cause_that_fails_its_check(
+    segment_drop: tuple[Path, dict], tmp_path: Path
+) -> None:
+    wrong = conclude([RootCause(kind="broad_based")], text="everything fell alike")
     planner = ScriptedPlanner([], then=lambda ctx: wrong if ctx.must_conclude else unique_print())
     report, _ = run(segment_drop[0], planner, tmp_path, max_iterations=4, stall_threshold=50)
     assert report.status == "partial"
-    assert report.root_causes[0].verified is False
+    # the claim fails its check; the evidence gathered (movement only) names no cause: say so
+    assert report.root_causes == []
+    assert "No root cause could be established" in report.conclusion
+
+
+def test_partial_conclusion_falls_back_to_the_evidence_that_holds(
+    segment_drop: tuple[Path, dict], tmp_path: Path
+) -> None:
+    path = segment_drop[0]
+    wrong = conclude([RootCause(kind="broad_based")], text="everything fell alike")
+    explain = analyze("emit(explain_segments(cube, spec))", why="localize")
+    planner = ScriptedPlanner([explain], then=lambda ctx: wrong if ctx.must_conclude else unique_print())
+    report, _ = run(path, planner, tmp_path, max_iterations=4, stall_threshold=50)
+    assert report.status == "partial"
+    assert [c.segment for c in report.root_causes] == [{"channel": "social"}]
+    assert all(c.verified for c in report.root_causes) and "broad" not in report.conclusion
 
 
 def test_checkpoint_after_every_iteration(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:

@@ -58,6 +58,6 @@ def emit(result: Any, label: str | None = None) -> None:
     try:
         from IPython.display import display
 
-        display({MIME: {"label": label, "result": payload}}, raw=True)
+        display({MIME: {"label": label, "result": payload}}, raw=True)  # type: ignore[no-untyped-call]
     except ImportError:  # pragma: no cover - plain Python: the print is all there is
         pass

@@ -67,7 +67,8 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     keep = (ends.dt.date <= last_end) & change.notna()
     if length % 7:
         keep &= ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week
-    return change[keep].to_numpy(dtype=float)
+    out: np.ndarray = change[keep].to_numpy(dtype=float)
+    return out
 
 
 def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:

@@ -234,11 +234,10 @@ def quality_checks(table: Any, spec: AnalysisSpec, daily: pd.DataFrame | None = 
         + find_incomplete_recent(by_dim, daily, spec)
         + find_bad_values(queries.value_profile(table, spec), spec)
     )
-    in_w = lambda w: daily["date"].between(w.start, w.end)  # noqa: E731
-    change = float(
-        daily.loc[in_w(spec.current), spec.numerator].sum()
-        - daily.loc[in_w(spec.baseline), spec.numerator].sum()
-    )
+    def total(w: Window) -> float:
+        return float(daily.loc[daily["date"].between(w.start, w.end), spec.numerator].sum())
+
+    change = total(spec.current) - total(spec.baseline)
     for i in issues:
         i.share = i.effect / change if change else 0.0
     issues.sort(key=lambda i: -abs(i.share))

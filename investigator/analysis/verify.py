@@ -1,8 +1,9 @@
 """Recompute claimed root causes before a conclusion is accepted.
 
-A claim passes when its segment exists, and its contribution has the claimed sign and a size
-within `tolerance` of what the data says. Kinds that are not about a segment are checked by
-re-running the analysis that would support them.
+A claim passes when its segment exists, and its contribution (required for segment, rate, mix and
+data-quality causes) has the claimed sign and a size within `tolerance` of what the data says.
+Kinds that are not about a share (seasonality, broad-based, no change) are checked by re-running
+the analysis that would support them. Anything unchecked fails: nothing passes by default.
 """
 
 from __future__ import annotations
@@ -66,8 +67,12 @@ def _exists(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> 
 
 
 def _size(claimed: float | None, measured: float | None, tolerance: float) -> str | None:
-    if claimed is None or measured is None:
-        return None
+    """A claimed share against the measured one. A claim without a number cannot be checked, and a
+    share the data cannot measure (no change at all) does not confirm one: both fail."""
+    if claimed is None:
+        return "the cause carries no share of the change to check (give its contribution)"
+    if measured is None:
+        return "the data shows no change for this cause to explain"
     if claimed * measured < 0:
         return f"claimed share {claimed:+.0%} but the data says {measured:+.0%} (opposite sign)"
     if abs(claimed - measured) > tolerance:
@@ -120,6 +125,7 @@ def verify_causes(
             match = [x for x in q.issues if x.detail == c.detail and x.segment == segment]
             problem = None if match else f"no {c.detail} issue for {segment or 'the whole metric'}"
             measured = match[0].share if match else None
+            problem = problem or _size(claimed, measured, tolerance)
         elif kind == "seasonality":
             s = seasonality(daily, spec)
             problem = None if s.seasonal else "the comparable earlier period did not move alike"

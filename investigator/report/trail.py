@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -164,11 +166,39 @@ def outputs_of(result: ExecResult, workspace: Path, count: int) -> list[Notebook
 
 def _display(shown: str, workspace: Path) -> NotebookNode:
     m = _IMAGE.match(shown.strip())
-    png = workspace / m.group("name") if m else None
-    if png is not None and png.is_file():
-        data: dict[str, Any] = {
-            "image/png": base64.b64encode(png.read_bytes()).decode("ascii"),
-            "text/plain": "<Figure>",
-        }
-        return new_output("display_data", data=data)
-    return new_output("display_data", data={"text/plain": shown})
+    if m is None:
+        return new_output("display_data", data={"text/plain": shown})
+    raw = read_workspace_file(workspace, m.group("name"))
+    if raw is None:  # the kernel named something that is not its own figure: never read it
+        note = f"[image not included: {m.group('name')!r} is not a file inside the run's workspace]"
+        return new_output("display_data", data={"text/plain": note})
+    data: dict[str, Any] = {"image/png": base64.b64encode(raw).decode("ascii"), "text/plain": "<Figure>"}
+    return new_output("display_data", data=data)
+
+
+def read_workspace_file(workspace: Path, name: str, limit: int = 32 * 2**20) -> bytes | None:
+    """The bytes of a regular file the kernel named, or None when the name leaves the workspace:
+    an absolute path, `..`, or a symbolic link anywhere on the way (the kernel can plant links, and
+    the host must never read through one)."""
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or any(p in ("..", "") for p in parts):
+        return None
+    try:
+        fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:  # walk down without following a link at any step
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:
+        os.close(fd)
+        return None
+    os.close(fd)
+    with os.fdopen(leaf, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        data = f.read(limit + 1)
+    return data if len(data) <= limit else None

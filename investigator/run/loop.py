@@ -14,16 +14,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from investigator.analysis.causes import RootCause
 from investigator.config import RunSettings
 from investigator.errors import KernelError
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report, build_report, write_report
+from investigator.run.checks import CauseChecker, refusal
 from investigator.run.compress import Compressed, compress
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
-from investigator.run.evidence import parse_results, verification
 from investigator.run.hypotheses import Status, with_status
-from investigator.run.kernel_code import RELOADED, setup_code, verify_code
+from investigator.run.kernel_code import RELOADED, setup_code
 from investigator.run.rules import (
     ForcedPivot,
     Stop,
@@ -36,6 +37,7 @@ from investigator.run.rules import (
 )
 from investigator.run.state import Finding, RunState, save, save_output
 from investigator.run.verdict import conclusion_text, confidence, root_causes
+from investigator.sources.files import FileSource
 from sandbox.models import ExecResult
 
 Progress = Callable[[RunState, Decision | None], None]
@@ -52,6 +54,7 @@ class InvestigationLoop:
     ):
         self.settings, self.folder, self.planner, self.kernel = settings, folder, planner, kernel
         self.progress = progress or (lambda state, decision: None)
+        self.checker: CauseChecker | None = None
 
     def run(self, state: RunState) -> Report:
         started = time.monotonic()
@@ -81,12 +84,12 @@ class InvestigationLoop:
         state = state.planned(reorder(state.hypotheses, decision.reranked), decision.blockers)
 
         if decision.type == DecisionType.CONCLUDE:
-            refusal = conclusion_refusal(state, self.settings)
-            if refusal is None:
-                decision, refusal = self.verify(decision)
-            if refusal is None:
+            refused = conclusion_refusal(state, self.settings)
+            if refused is None:
+                decision, refused = self.verify(state, decision)
+            if refused is None:
                 return self.conclude(state, decision, "concluded"), decision
-            return self.record(state, decision, Compressed(summary=refusal), notice=refusal), decision
+            return self.record(state, decision, Compressed(summary=refused), notice=refused), decision
 
         if decision.type == DecisionType.PIVOT:
             reason = rule.reason if isinstance(rule, ForcedPivot) else "planner pivoted"
@@ -121,20 +124,22 @@ class InvestigationLoop:
             tokens_left=tokens_left(state, self.settings),
         )
 
-    def verify(self, decision: Decision) -> tuple[Decision, str | None]:
-        """Recompute every claimed cause in the kernel; mark each, and refuse if any fails."""
-        code = verify_code(decision.root_causes, self.settings.verify_tolerance)
-        result = self.kernel.execute(code, timeout=max(self.settings.execution_timeout_s, 120))
-        checked = verification(parse_results(result))
-        if checked is None:
-            return decision, None  # the check itself failed: accept, causes stay unmarked
+    def verify(self, state: RunState, decision: Decision) -> tuple[Decision, str | None]:
+        """Recompute every claimed cause on the host; mark each, and refuse if any fails or if the
+        check cannot run."""
+        if self.checker is None:
+            self.checker = CauseChecker(
+                FileSource(state.data_path), state.spec, self.settings.verify_tolerance
+            )
+        try:
+            checked = self.checker.check(decision.root_causes)
+        except Exception as e:  # fail closed: an unchecked cause is never accepted
+            return decision, f"Conclusion refused: the causes could not be checked ({type(e).__name__}: {e})"
         marked = [
             c.model_copy(update={"verified": chk.ok})
             for c, chk in zip(decision.root_causes, checked.checks, strict=True)
         ]
-        failed = [f"cause {chk.index + 1} ({chk.kind}): {chk.reason}" for chk in checked.checks if not chk.ok]
-        decision = decision.model_copy(update={"root_causes": marked})
-        return decision, ("Conclusion refused, verification failed: " + "; ".join(failed)) if failed else None
+        return decision.model_copy(update={"root_causes": marked}), refusal(checked)
 
     # ending a step ---------------------------------------------------------------------------
     def record(
@@ -165,20 +170,28 @@ class InvestigationLoop:
         context = self.context(state, must_conclude=True)
         decision = self.planner.decide(context)
         state = state.spent(self.planner.take_usage(), context.tokens)
-        if decision.type != DecisionType.CONCLUDE:
-            causes = root_causes(state.evidence, state.spec)
-            decision = Decision(
-                type=DecisionType.CONCLUDE,
-                rationale="",
-                conclusion=conclusion_text(causes, state.evidence, state.spec),
-                confidence="low" if not causes else confidence(causes, state.evidence),
-                root_causes=causes,
-            )
-        decision, _ = self.verify(decision)
-        decision = decision.model_copy(
-            update={"rationale": f"Stopped: {reason}. {decision.rationale}".strip()}
+        refused = None
+        if decision.type == DecisionType.CONCLUDE:
+            decision, refused = self.verify(state, decision)
+        if decision.type != DecisionType.CONCLUDE or refused is not None:
+            decision, refused = self.verify(state, self.from_evidence(state))  # what the data says
+        if refused is not None:  # not even the evidence's causes hold: claim none
+            decision = self.from_evidence(state, causes=[])
+        stopped = f"Stopped: {reason}. {decision.rationale}".strip()
+        return self.conclude(
+            state, decision.model_copy(update={"rationale": stopped}), reason, True
+        ), decision
+
+    def from_evidence(self, state: RunState, causes: list[RootCause] | None = None) -> Decision:
+        """The conclusion the evidence gathered so far supports (the offline verdict)."""
+        causes = root_causes(state.evidence, state.spec) if causes is None else causes
+        return Decision(
+            type=DecisionType.CONCLUDE,
+            rationale="",
+            conclusion=conclusion_text(causes, state.evidence, state.spec),
+            confidence="low" if not causes else confidence(causes, state.evidence),
+            root_causes=causes,
         )
-        return self.conclude(state, decision, reason, partial=True), decision
 
     # kernel ----------------------------------------------------------------------------------
     def prepare_kernel(self, state: RunState) -> RunState:

@@ -1,0 +1,40 @@
+"""Every claimed cause is recomputed before a conclusion is accepted — on the host, from the
+engine's aggregates of the run's data, where code the planner wrote cannot reach the check.
+
+The kernel is not asked: code run there can rebind any name, so a check run in its namespace could
+be talked around. A check that cannot run refuses the conclusion; it never accepts by default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from investigator.analysis.causes import RootCause
+from investigator.analysis.queries import daily_totals, period_cube
+from investigator.analysis.spec import AnalysisSpec
+from investigator.analysis.verify import Verification, verify_causes
+from investigator.protocols import DataSource
+
+
+class CauseChecker:
+    """Recomputes claimed causes for one run; the aggregates are built once, on first use."""
+
+    def __init__(self, source: DataSource, spec: AnalysisSpec, tolerance: float) -> None:
+        self.source, self.spec, self.tolerance = source, spec, tolerance
+        self._data: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None
+
+    def check(self, causes: list[RootCause]) -> Verification:
+        """One check per cause; raises if the data cannot be read (the caller refuses then)."""
+        if self._data is None:
+            table = self.source.open(self.spec.time_column)
+            self._data = (table, daily_totals(table, self.spec), period_cube(table, self.spec))
+        table, daily, cube = self._data
+        return verify_causes(table, daily, cube, self.spec, causes, tolerance=self.tolerance)
+
+
+def refusal(checked: Verification) -> str | None:
+    """Why a conclusion must be refused, or None when every cause held."""
+    failed = [f"cause {c.index + 1} ({c.kind}): {c.reason}" for c in checked.checks if not c.ok]
+    return ("Conclusion refused, verification failed: " + "; ".join(failed)) if failed else None
