@@ -109,8 +109,10 @@ class RunSettings(BaseModel):
         0.25, gt=0, description="How far a claimed share may be from the recomputed one."
     )
     planner: Literal["offline", "llm"] = Field("offline", description="Who decides the next step.")
-    sandbox: Literal["local", "docker", "inprocess"] = Field(
-        "local", description="Where code runs: MCP server with a local or Docker kernel."
+    sandbox: Literal["auto", "local", "docker", "inprocess"] = Field(
+        "auto",
+        description="Where code runs: MCP server with a local or Docker kernel. auto: local for the "
+        "offline planner (its code is ours), Docker for the LLM planner (model-written code).",
     )
 
     @model_validator(mode="after")

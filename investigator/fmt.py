@@ -1,6 +1,18 @@
-"""How numbers, shares and segments read in findings, conclusions and reports."""
+"""How numbers, shares and segments read in findings, conclusions and reports.
+
+Values from the data travel into findings, and findings into the LLM's prompt: text inside data is
+data, never instructions. A value that is not a plain label is quoted, cut and stripped of control
+characters wherever it is written (`value`), so it reads as a quoted value and nothing else.
+"""
 
 from __future__ import annotations
+
+import json
+import re
+
+VALUE_MAX = 60  # characters of a data value shown in findings, conclusions and prompts
+_PLAIN = re.compile(r"^[\w.:/+-]{1,60}$")  # labels like DE, paid_search, 2026-03, iOS/17
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def num(x: float | None) -> str:
@@ -19,6 +31,17 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.1%}"
 
 
+def value(text: object) -> str:
+    """A value from the data as it may be shown: as is when it is a plain label, else quoted (JSON
+    string), cut to `VALUE_MAX` characters and without control or bidi characters."""
+    s = _CONTROL.sub("", str(text))
+    if _PLAIN.match(s):
+        return s
+    if len(s) > VALUE_MAX:
+        s = s[: VALUE_MAX - 1] + "…"
+    return json.dumps(s, ensure_ascii=False)
+
+
 def seg(segment: dict[str, str]) -> str:
     """A segment as people write it: country=DE & channel=social; {} is the whole metric."""
-    return " & ".join(f"{k}={v}" for k, v in segment.items()) or "(whole metric)"
+    return " & ".join(f"{value(k)}={value(v)}" for k, v in segment.items()) or "(whole metric)"

@@ -35,10 +35,43 @@ Progress = Callable[[RunState, Decision | None], None]
 
 @dataclass(frozen=True)
 class Hooks:
-    """What a front door plugs in: progress updates, and a countdown while the LLM backs off."""
+    """What a front door plugs in: progress updates, a countdown while the LLM backs off, and where
+    a one-line warning goes."""
 
     progress: Progress | None = None
     on_wait: OnWait | None = None
+    warn: Callable[[str], None] | None = None
+
+
+LOCAL_LLM_WARNING = (
+    "warning: --sandbox local with the llm planner: code the model writes runs on this machine, as "
+    "you, with your files and network (secrets in process environments are hidden from it where the "
+    "kernel gets its own process namespace). Use --sandbox docker to contain it."
+)
+
+
+def choose_sandbox(settings: Settings, hooks: Hooks | None = None) -> Settings:
+    """Where this run's code runs. `auto`: local for the offline planner, whose code is ours; Docker
+    for the LLM planner, whose code a model wrote, and a refusal when no daemon answers, unless the
+    user asks for `local` by name (then a one-line warning)."""
+    warn = (hooks or Hooks()).warn
+    if settings.planner != "llm":
+        return settings.model_copy(update={"sandbox": "local"}) if settings.sandbox == "auto" else settings
+    if settings.sandbox == "local" and warn is not None:
+        warn(LOCAL_LLM_WARNING)
+    if settings.sandbox != "auto":
+        return settings
+    try:
+        from sandbox.kernels.docker import docker_client
+
+        docker_client()
+    except Exception as e:
+        raise ConfigError(
+            "the llm planner runs model-written code in a Docker sandbox, and no Docker daemon answers "
+            f"({str(e).splitlines()[0][:160]}): start one (Debian: .ci/docker-setup.sh builds the image "
+            "too), or pass --sandbox local to run that code on this machine"
+        ) from None
+    return settings.model_copy(update={"sandbox": "docker"})
 
 
 class LLMChoice(BaseModel):
@@ -74,7 +107,9 @@ def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
         return InProcessKernel(workdir)
     from investigator.kernels.mcp import McpKernel
 
-    return McpKernel(backend=settings.sandbox, workdir=workdir, data_files=[data_path])
+    backend = choose_sandbox(settings).sandbox
+    assert backend in ("local", "docker"), backend  # inprocess returned above; auto is resolved
+    return McpKernel(backend=backend, workdir=workdir, data_files=[data_path])
 
 
 def new_run(
@@ -94,7 +129,7 @@ def new_run(
         spec=spec,
         data_path=str(Path(data_path).resolve()),
         planner=planner,
-        sandbox=settings.sandbox,
+        sandbox=choose_sandbox(settings).sandbox,
         settings=settings.run_settings(),
         hypotheses=seed_hypotheses(spec),
     )
@@ -120,6 +155,7 @@ def investigate(
     """Validate and run. The kernel starts in the background while the data is being checked: the
     two take about as long as each other, and neither needs the other."""
     hooks = hooks or Hooks()
+    settings = choose_sandbox(settings, hooks)
     planner = make_planner(settings, hooks, llm)  # a missing key or a bad planner fails before anything
     definition = metric_definition(request.metric)  # metrics.yaml is read once per run
     run_id = new_run_id()

@@ -234,6 +234,7 @@ def quality_checks(table: Any, spec: AnalysisSpec, daily: pd.DataFrame | None = 
         + find_incomplete_recent(by_dim, daily, spec)
         + find_bad_values(queries.value_profile(table, spec), spec)
     )
+
     def total(w: Window) -> float:
         return float(daily.loc[daily["date"].between(w.start, w.end), spec.numerator].sum())
 

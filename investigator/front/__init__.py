@@ -1,0 +1,1 @@
+"""The front doors: the CLI, the notebook API and magics, live progress."""

@@ -63,7 +63,10 @@ def main_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
     planner: Annotated[str | None, typer.Option(help="offline (default) or llm.")] = None,
-    sandbox: Annotated[str | None, typer.Option(help="local (default) or docker.")] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(help="local or docker (default: local for the offline planner, docker for llm)."),
+    ] = None,
     max_iterations: Annotated[int | None, typer.Option(help="Stop after this many steps.")] = None,
     max_tokens_per_run: Annotated[
         int | None, typer.Option(help="LLM planner: conclude once this many tokens are used.")

@@ -81,7 +81,12 @@ def progress(max_iterations: int, enabled: bool = True) -> Iterator[Hooks]:
         with _terminal_hooks(max_iterations) as hooks:
             yield hooks
     else:
-        yield Hooks()
+        yield Hooks(warn=warn)
+
+
+def warn(message: str) -> None:
+    """A one-line warning, on stderr (a notebook shows it in the cell's output)."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def _in_kernel() -> bool:
@@ -115,7 +120,7 @@ def _notebook_hooks(max_iterations: int) -> Hooks:
 
     from investigator.llm.wait import countdown
 
-    return Hooks(progress=update, on_wait=countdown(note))
+    return Hooks(progress=update, on_wait=countdown(note), warn=warn)
 
 
 def _bundle(s: Snapshot) -> dict[str, str]:
@@ -135,4 +140,4 @@ def _terminal_hooks(max_iterations: int) -> Iterator[Hooks]:
             status.update(snapshot(state, decision, max_iterations, started).text())
 
         notify: Callable[[str], None] = status.update
-        yield Hooks(progress=update, on_wait=countdown(notify))
+        yield Hooks(progress=update, on_wait=countdown(notify), warn=warn)

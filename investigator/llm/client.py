@@ -15,6 +15,7 @@ Tokens are counted per HTTP response from the API's `usage`, per phase, as `<pha
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 from email.utils import parsedate_to_datetime
@@ -59,6 +60,7 @@ class LLMClient:
                 "OPENAI_API_KEY is not set: export it, or point OPENAI_BASE_URL at an "
                 "OpenAI-compatible server (vLLM, Ollama, a proxy) that needs no key"
             )
+        _refuse_key_in_clear(llm.endpoint, bool(key))
         self.llm = llm
         self.usage: dict[str, int] = {}
         self.on_wait = on_wait or terminal_countdown
@@ -219,3 +221,21 @@ def _describe(e: BaseException) -> str:
 
 def _first_line(e: object) -> str:
     return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def _refuse_key_in_clear(endpoint: str, has_key: bool) -> None:
+    """The key goes only over TLS, or to this machine: plain http elsewhere would hand it to anyone
+    on the path."""
+    url = urlparse(endpoint)
+    if not has_key or url.scheme != "http":
+        return
+    host = (url.hostname or "").lower()
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        raise LLMAuthError(
+            f"refusing to send OPENAI_API_KEY over plain http to {url.netloc}: use an https:// "
+            "OPENAI_BASE_URL, or unset OPENAI_API_KEY for a server that needs no key"
+        )

@@ -197,8 +197,9 @@ def read_workspace_file(workspace: Path, name: str, limit: int = 32 * 2**20) -> 
         os.close(fd)
         return None
     os.close(fd)
+    if not stat.S_ISREG(os.fstat(leaf).st_mode):
+        os.close(leaf)
+        return None
     with os.fdopen(leaf, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
         data = f.read(limit + 1)
     return data if len(data) <= limit else None

@@ -1,0 +1,1 @@
+"""Where the data lives: request validation and the `DataSource` implementations."""

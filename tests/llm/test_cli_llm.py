@@ -27,12 +27,14 @@ def test_llm_planner_from_the_cli_falls_back_and_still_finds_the_cause(tmp_path:
     with FakeOpenAI(default=lambda seen: malformed()) as server:
         r = cli(
             ["--data", str(data), "--metric", "revenue", "--planner", "llm", "--model", "tiny-model",
-             "--json", str(out), "--runs-dir", str(tmp_path / "runs"), "--max-iterations", "12"],
+             "--json", str(out), "--runs-dir", str(tmp_path / "runs"), "--max-iterations", "12",
+             "--sandbox", "local"],
             {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-test-cli",
              "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "0"},
         )  # fmt: skip
         models = {s.body.get("model") for s in server.requests}
     assert r.returncode == 0, r.stderr
+    assert r.stderr.count("code the model writes runs on this machine") == 1  # said once, plainly
     report = json.loads(out.read_text())
     assert report["stats"]["planner"] == "llm"
     assert models == {"tiny-model"}  # --model reached the request
@@ -54,6 +56,8 @@ def test_bad_key_fails_fast_with_exit_2(tmp_path: Path) -> None:
                 "llm",
                 "--runs-dir",
                 str(tmp_path / "runs"),
+                "--sandbox",
+                "local",
             ],
             {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-wrong-canary"},
         )
@@ -63,3 +67,36 @@ def test_bad_key_fails_fast_with_exit_2(tmp_path: Path) -> None:
     assert calls == 1
     state = next((tmp_path / "runs").glob("*/state.json"))
     assert json.loads(state.read_text())["status"] == "running"  # saved state left intact for resume
+
+
+def test_the_llm_planner_without_a_docker_daemon_refuses_unless_local_is_asked_for(tmp_path: Path) -> None:
+    data, _ = write_synth(tmp_path, "no_change", seed=1)
+    args = [
+        "--data",
+        str(data),
+        "--metric",
+        "revenue",
+        "--planner",
+        "llm",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    ]
+    no_daemon = {
+        "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    r = cli(args, no_daemon)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "no Docker daemon answers" in r.stderr and "--sandbox local" in r.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing half-made
+
+
+def test_a_plain_http_endpoint_elsewhere_never_gets_the_key(tmp_path: Path) -> None:
+    data, _ = write_synth(tmp_path, "no_change", seed=1)
+    args = ["--data", str(data), "--metric", "revenue", "--planner", "llm", "--sandbox", "local",
+            "--runs-dir", str(tmp_path / "runs")]  # fmt: skip
+    r = cli(
+        args, {"OPENAI_BASE_URL": "http://llm.example.internal:8000/v1", "OPENAI_API_KEY": "sk-canary-http"}
+    )
+    assert r.returncode == 2 and "refusing to send OPENAI_API_KEY over plain http" in r.stderr
+    assert "sk-canary-http" not in r.stderr + r.stdout
