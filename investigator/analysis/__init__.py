@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .causes import CauseKind, QualityDetail, RootCause
-    from .contributions import contributions, top_contributions
+    from .contributions import SegmentChange, contributions, segment_table, top_contributions
     from .emit import MIME, emit
     from .localize import Element, localize, localize_ratio
     from .movement import Movement, movement
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from .verify import Verification, verify_causes
 
 _EXPORTS = {
+    "SegmentChange": "contributions",
+    "segment_table": "contributions",
     "CauseKind": "causes",
     "QualityDetail": "causes",
     "RootCause": "causes",
@@ -87,6 +89,7 @@ __all__ = [
     "RatioDecomposition",
     "RootCause",
     "Seasonality",
+    "SegmentChange",
     "SegmentExplanation",
     "Verification",
     "Window",
@@ -107,6 +110,7 @@ __all__ = [
     "period_cube",
     "quality_checks",
     "seasonality",
+    "segment_table",
     "top_contributions",
     "verify_causes",
 ]

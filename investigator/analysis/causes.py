@@ -26,7 +26,10 @@ class RootCause(BaseModel):
 
     kind: CauseKind
     segment: dict[str, str] = Field(default_factory=dict)
-    contribution: float | None = Field(None, description="share of the change explained")
+    contribution: float | None = Field(
+        None, description="share of the net change explained; passes 100% when other segments offset"
+    )
+    change: float | None = Field(None, description="the change it explains, in the metric's units")
     detail: QualityDetail | None = Field(None, description="data_quality only: which problem")
     evidence: str = ""
     verified: bool | None = Field(None, description="recomputed from the data before concluding")

@@ -7,6 +7,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel
 
 from .queries import BASE, CUR
 from .spec import AnalysisSpec
@@ -44,3 +45,43 @@ def top_contributions(
             frames.append(c.drop(columns=list(dims)).head(n))
     out = pd.concat(frames, ignore_index=True)
     return out.reindex(out["change"].abs().sort_values(ascending=False).index).head(n)
+
+
+class SegmentChange(BaseModel):
+    """One row of the ranked table every analyst computes first: a segment's value in the window
+    and the baseline, its change, and its share of the net change (past 100% when others offset)."""
+
+    segment: dict[str, str]
+    current: float
+    baseline: float
+    change: float
+    share: float | None
+
+
+def segment_table(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 10) -> list[SegmentChange]:
+    """The `n` single-dimension segments that moved most. For a ratio metric the values are the
+    segment's ratio, and the share is how much of the ratio's change goes if the segment's ratio had
+    held (so mix effects are not counted twice)."""
+    from .verify import segment_share
+
+    rows: list[SegmentChange] = []
+    num, den = spec.numerator, spec.denominator
+    measures = [num] + ([den] if den else [])
+    for dim in spec.dimensions:
+        cols = [CUR + m for m in measures] + [BASE + m for m in measures]
+        g = cube.groupby(dim, observed=True, dropna=False)[cols].sum()
+        total = float(g[CUR + num].sum() - g[BASE + num].sum())
+        for value, r in g.iterrows():
+            segment = {dim: "null" if pd.isna(value) else str(value)}
+            if den is None:
+                cur, base = float(r[CUR + num]), float(r[BASE + num])
+                share = (cur - base) / total if total else None
+            else:
+                cur = float(r[CUR + num] / r[CUR + den]) if r[CUR + den] else float("nan")
+                base = float(r[BASE + num] / r[BASE + den]) if r[BASE + den] else float("nan")
+                share = segment_share(cube, spec, segment) if not pd.isna(value) else None
+            rows.append(
+                SegmentChange(segment=segment, current=cur, baseline=base, change=cur - base, share=share)
+            )
+    key = (lambda s: -abs(s.share or 0.0)) if den else (lambda s: -abs(s.change))
+    return sorted((r for r in rows if np.isfinite(r.change)), key=key)[:n]

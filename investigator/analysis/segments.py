@@ -80,6 +80,11 @@ class SegmentExplanation(BaseModel):
     change_pct: float | None
     elements: list[Segment]
     broad: BroadBased
+    leaders: list[Segment] = Field(
+        default_factory=list,
+        description="the single-dimension segments that moved most, by |change|, whatever the noise: "
+        "what a person ranks first when there is too little history to tell a cause from noise",
+    )
 
 
 def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3) -> list[Segment]:
@@ -116,7 +121,29 @@ def explain_segments(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int =
         change_pct=pct_change(total_cur, total_base),
         elements=elements,
         broad=broad,
+        leaders=[] if spec.denominator else leaders(cube, spec, max_elements),
     )
+
+
+def leaders(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 3) -> list[Segment]:
+    """The `n` single-dimension segments with the largest absolute change of the numerator."""
+    m = spec.numerator
+    total = float(cube[CUR + m].sum() - cube[BASE + m].sum())
+    found: list[Segment] = []
+    for dim in spec.dimensions:
+        g = cube.groupby(dim, observed=True, dropna=False)[[CUR + m, BASE + m]].sum()
+        for value, row in g.iterrows():
+            change = float(row[CUR + m] - row[BASE + m])
+            found.append(
+                Segment(
+                    segment={dim: str(value)},
+                    current=float(row[CUR + m]),
+                    baseline=float(row[BASE + m]),
+                    change=change,
+                    share=change / total if total else 0.0,
+                )
+            )
+    return sorted(found, key=lambda s: -abs(s.change))[:n]
 
 
 class ChildSplit(BaseModel):

@@ -116,4 +116,7 @@ def resume_command(ctx: typer.Context, run_id: str) -> None:
 
 
 def main() -> None:
+    from sandbox.hardening import no_dumps
+
+    no_dumps()  # kernel code running as this user cannot read our environment (the API key)
     app()

@@ -116,4 +116,5 @@ def _just_ruled_out(context: Context) -> bool:
     if not context.findings:
         return False
     last = context.findings[-1].hypothesis_id
-    return any(h.id == last and h.status == Status.RULED_OUT for h in context.hypotheses)
+    closed = (Status.RULED_OUT, Status.NOT_TESTABLE)
+    return any(h.id == last and h.status in closed for h in context.hypotheses)

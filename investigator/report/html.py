@@ -12,7 +12,7 @@ from pathlib import Path
 
 from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
-from investigator.report.model import Report
+from investigator.report.model import Report, segment_cells, signed
 from investigator.run.state import RunState, load
 
 REPORT_FILE = "report.html"
@@ -30,6 +30,7 @@ CSS = """
 .inv-report .conf-high,.inv-report .st-CONFIRMED{background:#2f7d4a}
 .inv-report .conf-medium,.inv-report .st-INVESTIGATING{background:#b7791f}
 .inv-report .conf-low,.inv-report .st-RULED_OUT{background:#a33a2a}
+.inv-report .st-NOT_TESTABLE{background:#777}
 .inv-report .st-PENDING{background:#8a8f98}
 .inv-report figure{margin:12px 0}
 .inv-report figure img{max-width:100%;height:auto;display:block}
@@ -64,6 +65,7 @@ def fragment(report: Report, state: RunState | None = None, charts: ChartData | 
         f"{r.baseline.start} to {r.baseline.end}</p>",
         _charts(charts),
         _causes(r),
+        _segments(r),
         _hypotheses(r),
         _trail(r, state),
         _footer(r),
@@ -157,8 +159,20 @@ def _causes(r: Report) -> str:
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
         check = {True: "yes", False: "no", None: ""}[c.verified]
         kind = c.kind + (f" ({c.detail})" if c.detail else "")
-        rows.append([str(i), _e(kind), _e(seg(c.segment)), share, check, _e(c.evidence)])
-    return "<h3>Root causes</h3>" + _table(["#", "kind", "segment", "share", "verified", "evidence"], rows)
+        rows.append(
+            [str(i), _e(kind), _e(seg(c.segment)), share, _e(signed(c.change)), check, _e(c.evidence)]
+        )
+    notes = "".join(f'<p class="inv-meta">{_e(n)}</p>' for n in r.notes)
+    head = ["#", "kind", "segment", "share", "change", "verified", "evidence"]
+    return "<h3>Root causes</h3>" + _table(head, rows) + notes
+
+
+def _segments(r: Report) -> str:
+    if not r.segments:
+        return ""
+    rows = [[_e(cell) for cell in segment_cells(s)] for s in r.segments]
+    head = ["segment", "window", "baseline", "change", "share of net change"]
+    return "<h3>Segments that moved most</h3>" + _table(head, rows)
 
 
 def _hypotheses(r: Report) -> str:

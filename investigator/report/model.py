@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from investigator.analysis.causes import RootCause
+from investigator.analysis.contributions import SegmentChange
 from investigator.fmt import num, pct, seg
 from investigator.run.state import RunState
 
@@ -65,11 +66,22 @@ class Report(BaseModel):
     stats: Stats
     stop_reason: str | None = None
     blockers: list[str] = Field(default_factory=list)
+    segments: list[SegmentChange] = Field(
+        default_factory=list, description="the segments that moved most, one dimension at a time"
+    )
+    notes: list[str] = Field(default_factory=list, description="how to read the numbers")
 
 
-def build_report(state: RunState) -> Report:
+def build_report(state: RunState, segments: list[SegmentChange] | None = None) -> Report:
     move = state.evidence.movement
     c = state.conclusion
+    notes = []
+    if c is not None and any(abs(x.contribution or 0) > 1 for x in c.root_causes):
+        notes.append(
+            "Shares are of the net change"
+            + (f" ({num(move.change)})" if move is not None else "")
+            + ": a share past 100% means other segments moved the other way and offset part of it."
+        )
     return Report(
         run_id=state.run_id,
         status=state.status,
@@ -99,6 +111,8 @@ def build_report(state: RunState) -> Report:
         ),
         stop_reason=state.stop_reason,
         blockers=state.blockers,
+        segments=segments or [],
+        notes=notes,
     )
 
 
@@ -115,13 +129,20 @@ def to_markdown(r: Report) -> str:
         "",
         "## Root causes",
         "",
-        "| # | kind | segment | share of change | evidence |",
-        "|---|---|---|---|---|",
+        "| # | kind | segment | share of change | change | evidence |",
+        "|---|---|---|---|---|---|",
     ]
     for i, c in enumerate(r.root_causes, 1):
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
         kind = c.kind + (f" ({c.detail})" if c.detail else "")
-        lines.append(f"| {i} | {kind} | {seg(c.segment)} | {share} | {_md(c.evidence)} |")
+        lines.append(
+            f"| {i} | {kind} | {seg(c.segment)} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
+        )
+    lines += [f"\n_{_md(n)}_" for n in r.notes]
+    if r.segments:
+        lines += ["", "## Segments that moved most", "", "| segment | window | baseline | change | share |"]
+        lines += ["|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(segment_cells(row)) + " |" for row in r.segments]
     lines += ["", "## Hypotheses", "", "| id | status | statement | evidence |", "|---|---|---|---|"]
     lines += [f"| {h.id} | {h.status} | {_md(h.statement)} | {_md(h.evidence)} |" for h in r.hypotheses]
     lines += ["", "## Findings", ""]
@@ -133,6 +154,20 @@ def to_markdown(r: Report) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+TERMINAL_SEGMENTS = 5
+
+
+def signed(x: float | None) -> str:
+    """An absolute change with its sign: +1.20M, -864.63k."""
+    return "" if x is None else ("+" if x > 0 else "") + num(x)
+
+
+def segment_cells(row: SegmentChange) -> list[str]:
+    """segment, window, baseline, change, share: one row of the ranked table, as text."""
+    share = "" if row.share is None else f"{row.share:.0%}"
+    return [seg(row.segment), num(row.current), num(row.baseline), signed(row.change), share]
 
 
 def _md(text: str) -> str:
@@ -153,6 +188,7 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
     """A readable summary with rich; `quiet` prints the conclusion alone."""
     from rich.panel import Panel
     from rich.table import Table
+    from rich.text import Text
 
     if quiet:  # one unwrapped line, for scripts and pipes
         print(report.conclusion)
@@ -165,14 +201,22 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         )
     )
     causes = Table(title="Root causes", show_lines=False)
-    for col in ("#", "kind", "segment", "share", "evidence"):
+    for col in ("#", "kind", "segment", "share", "change", "evidence"):
         causes.add_column(col, overflow="fold")
     for i, c in enumerate(report.root_causes, 1):
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
-        causes.add_row(
-            str(i), c.kind + (f" ({c.detail})" if c.detail else ""), seg(c.segment), share, c.evidence
-        )
+        kind = c.kind + (f" ({c.detail})" if c.detail else "")
+        causes.add_row(str(i), kind, seg(c.segment), share, signed(c.change), c.evidence)
     console.print(causes)
+    for note in report.notes:
+        console.print(Text(note, style="italic"))
+    if report.segments:
+        moved = Table(title="Segments that moved most")
+        for col in ("segment", "window", "baseline", "change", "share"):
+            moved.add_column(col, overflow="fold")
+        for row in report.segments[:TERMINAL_SEGMENTS]:
+            moved.add_row(*segment_cells(row))
+        console.print(moved)
     hyps = Table(title="Hypotheses")
     for col in ("id", "status", "statement"):
         hyps.add_column(col, overflow="fold")

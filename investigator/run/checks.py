@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from investigator.analysis.causes import RootCause
+from investigator.analysis.contributions import SegmentChange, segment_table
 from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import Verification, verify_causes
@@ -25,13 +26,25 @@ class CauseChecker:
         self.source, self.spec, self.tolerance = source, spec, tolerance
         self._data: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None
 
-    def check(self, causes: list[RootCause]) -> Verification:
-        """One check per cause; raises if the data cannot be read (the caller refuses then)."""
+    def aggregates(self) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
+        """The table, the per-period totals and the period cube, computed by the engine once."""
         if self._data is None:
             table = self.source.open(self.spec.time_column)
             self._data = (table, daily_totals(table, self.spec), period_cube(table, self.spec))
-        table, daily, cube = self._data
+        return self._data
+
+    def check(self, causes: list[RootCause]) -> Verification:
+        """One check per cause; raises if the data cannot be read (the caller refuses then)."""
+        table, daily, cube = self.aggregates()
         return verify_causes(table, daily, cube, self.spec, causes, tolerance=self.tolerance)
+
+    def segment_table(self, n: int = 10) -> list[SegmentChange]:
+        """The ranked table of segment changes for the report (empty if the data cannot be read:
+        the report still stands without it)."""
+        try:
+            return segment_table(self.aggregates()[2], self.spec, n)
+        except Exception:
+            return []
 
 
 def refusal(checked: Verification) -> str | None:

@@ -114,15 +114,16 @@ def quality(p: QualityReport) -> Summary:
 
 
 def seasonality(p: Seasonality) -> Summary:
+    if p.available and p.best_lag_days is None:
+        why = "no earlier comparable period has a measurable change (a zero baseline)"
+        return f"Seasonality cannot be tested: {why}.", [
+            Update(kind="seasonality", status=Status.NOT_TESTABLE, evidence=f"not testable: {why}")
+        ]
     if not p.available:
-        return (
-            "Seasonality cannot be tested: the history does not reach the comparable period a year back.",
-            [
-                Update(
-                    kind="seasonality", status=Status.RULED_OUT, evidence="no comparable period in the data"
-                )
-            ],
-        )
+        why = getattr(p, "reason", None) or "the history does not reach the comparable period a year back"
+        return f"Seasonality cannot be tested: {why}.", [
+            Update(kind="seasonality", status=Status.NOT_TESTABLE, evidence=f"not testable: {why}")
+        ]
     text = (
         f"Compared with the same windows {p.best_lag_days} days earlier: "
         f"then {pct(p.best_change_pct)}, now {pct(p.change_pct)}."

@@ -37,8 +37,11 @@ def cut(text: str, limit: int) -> str:
     """Keep the head and the tail of a long text with a visible marker between them."""
     if len(text) <= limit:
         return text
-    marker = f"\n... [{len(text) - limit} characters cut] ...\n"
-    keep = max(limit - len(marker), 0)
+    keep = limit
+    for _ in range(3):  # the marker's own length depends on the count it shows: settle it
+        marker = f"\n... [{len(text) - keep} characters cut] ...\n"
+        keep = max(limit - len(marker), 0)
+    marker = f"\n... [{len(text) - keep} characters cut] ...\n"
     return text[: keep // 2] + marker + text[len(text) - (keep - keep // 2) :]
 
 
@@ -124,10 +127,10 @@ def fit(ctx: Context, budget: int) -> Context:
     """Drop the oldest findings, then cut the last result and lists, until the budget holds."""
     while ctx.tokens > budget and len(ctx.findings) > 2:
         ctx = ctx.model_copy(update={"findings": ctx.findings[1:]})
-    limit = len(ctx.last_result)
-    while ctx.tokens > budget and limit > 200:
+    whole, limit = ctx.last_result, len(ctx.last_result)
+    while ctx.tokens > budget and limit > 200:  # always cut the whole text, so the marker counts right
         limit //= 2
-        ctx = ctx.model_copy(update={"last_result": cut(ctx.last_result, limit)})
+        ctx = ctx.model_copy(update={"last_result": cut(whole, limit)})
     while ctx.tokens > budget and ctx.workspace_files:
         ctx = ctx.model_copy(update={"workspace_files": ctx.workspace_files[:-1]})
     if ctx.tokens > budget:  # long hypothesis texts or findings: cut every text field

@@ -17,6 +17,7 @@ class Status(StrEnum):
     INVESTIGATING = "INVESTIGATING"
     CONFIRMED = "CONFIRMED"
     RULED_OUT = "RULED_OUT"
+    NOT_TESTABLE = "NOT_TESTABLE"  # the data cannot test it (no comparable period, too little history)
 
 
 class Hypothesis(BaseModel):

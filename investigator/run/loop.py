@@ -66,7 +66,7 @@ class InvestigationLoop:
             state = state.timed(time.monotonic() - started)
             save(state, self.folder)
             self.progress(state, decision)
-        report = build_report(state)
+        report = build_report(state, self.cause_checker(state).segment_table())
         write_report(report, self.folder)
         return report
 
@@ -140,6 +140,12 @@ class InvestigationLoop:
             for c, chk in zip(decision.root_causes, checked.checks, strict=True)
         ]
         return decision.model_copy(update={"root_causes": marked}), refusal(checked)
+
+    def cause_checker(self, state: RunState) -> CauseChecker:
+        if self.checker is None:
+            source = FileSource(state.data_path)
+            self.checker = CauseChecker(source, state.spec, self.settings.verify_tolerance)
+        return self.checker
 
     # ending a step ---------------------------------------------------------------------------
     def record(

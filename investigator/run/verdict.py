@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from investigator.analysis.causes import CauseKind, RootCause
+from investigator.analysis.segments import Segment
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import num, pct, seg
 from investigator.run.decision import Confidence
@@ -16,6 +17,8 @@ from investigator.run.evidence import Evidence
 
 MATERIAL = 0.25  # a data-quality issue must explain this share of the change to be a cause
 DQ_DOMINATES = 0.7
+MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
+MIN_OF_LEADER = 0.1  # ... and move at least a tenth as much as the leading segment
 
 
 def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
@@ -26,7 +29,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     for i in dq:
         causes.append(
             RootCause(kind="data_quality", segment=i.segment, detail=i.detail,
-                      contribution=round(i.share, 3), evidence=i.evidence)
+                      contribution=round(i.share, 3), change=i.effect, evidence=i.evidence)
         )  # fmt: skip
     dq_segments = [i.segment for i in dq if i.segment]
     dq_whole = sum(i.share for i in dq if not i.segment)
@@ -49,6 +52,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
                 kind="mix_shift",
                 segment={ratio.dimension: ratio.segment},
                 contribution=round(ratio.driver_share, 3),
+                change=ratio.change * ratio.driver_share,
                 evidence=f"{ratio.dimension}={ratio.segment} share of {spec.denominator} moved "
                 f"{split.top_mix_weight_change:+.1%}; mix explains {num(split.mix)} of the "
                 f"{num(ratio.change)} change",
@@ -57,22 +61,36 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     kind: CauseKind = "rate_change" if spec.is_ratio else "segment_change"
     segments = evidence.segments
     elements = [] if (ratio and ratio.driver == "mix") or segments is None else segments.elements
+    leader = max((abs(e.change) for e in elements), default=0.0)
+    listed: list[dict[str, str]] = []
     for e in elements:
         if any(_overlaps(e.segment, s) for s in dq_segments) or abs(dq_whole) >= DQ_DOMINATES:
             continue  # the data problem already explains this segment's move
-        segment = e.segment
+        if abs(e.share) < MIN_SHARE or abs(e.change) < MIN_OF_LEADER * leader:
+            continue  # too small to act on: a person would chase noise
+        segment, held = e.segment, ""
         d = evidence.drilled(segment)
         if d is not None and not d.uniform and d.concentrated_in:
-            segment = d.concentrated_in
+            segment, held = d.concentrated_in, f"; held by {seg(d.concentrated_in)}"
+        if any(_overlaps(segment, s) for s in listed):
+            continue  # a part or a whole of a cause already listed explains it
+        listed.append(segment)
         causes.append(
             RootCause(
                 kind=kind,
                 segment=segment,
                 contribution=round(e.share, 3),
-                evidence=f"{seg(segment)}: {num(e.baseline)} -> {num(e.current)}, "
-                f"{e.share:.0%} of the change",
+                change=e.change,
+                evidence=f"{seg(e.segment)}: {num(e.baseline)} -> {num(e.current)}, "
+                f"{e.share:.0%} of the change{held}",
             )
         )
+    no_history = evidence.movement is not None and evidence.movement.z is None
+    if not listed and segments is not None and not segments.broad.broad and no_history:
+        # a small panel: no history to tell noise apart, so name the largest movers, with a caveat
+        explained = abs(dq_whole) >= DQ_DOMINATES
+        movers = [s for s in segments.leaders if not any(_overlaps(s.segment, d) for d in dq_segments)]
+        causes += [] if explained else _leaders(movers, kind)
     if ratio is not None and ratio.driver == "rate" and not elements:
         causes.append(
             RootCause(kind="rate_change", segment={ratio.dimension: ratio.segment},
@@ -95,6 +113,26 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     return causes
 
 
+def _leaders(leaders: list[Segment], kind: CauseKind) -> list[RootCause]:
+    """The segments that moved most, named with the caveat that nothing measured their noise: the
+    largest mover, and the largest one that moved against the total, if any."""
+    movers = [s for s in leaders if abs(s.share) >= MIN_SHARE]
+    against = [s for s in movers if s.share < 0]
+    picked = movers[:1] + [s for s in against[:1] if s is not movers[0]]
+    caveat = "ranked by contribution; too little history to tell it from normal variation"
+    return [
+        RootCause(
+            kind=kind,
+            segment=s.segment,
+            contribution=round(s.share, 3),
+            change=s.change,
+            evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)}, {s.share:.0%} of the change "
+            f"({caveat})",
+        )
+        for s in picked
+    ]
+
+
 def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
     return all(a.get(k) == v for k, v in b.items()) or all(b.get(k) == v for k, v in a.items())
 
@@ -103,14 +141,17 @@ def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
     if not causes:
         return "low"
     top = causes[0]
+    z = evidence.movement.z if evidence.movement is not None else None
     if top.kind == "no_change":
-        z = evidence.movement.z if evidence.movement is not None else None
         return "high" if z is not None and abs(z) < 2 else "medium"
+    if z is None:
+        return "low"  # no history: nothing says how unusual this is
     share = abs(top.contribution or 0) if top.kind not in ("broad_based", "seasonality") else 1.0
     total = sum(abs(c.contribution or 0) for c in causes if c.kind != "broad_based")
-    if share >= 0.6 or total >= 0.8:
-        return "high"
-    return "medium" if share >= 0.3 else "low"
+    level: Confidence = "high" if share >= 0.6 or total >= 0.8 else "medium" if share >= 0.3 else "low"
+    if level == "high" and not evidence.significant:
+        return "medium"  # the total itself is within normal variation
+    return level
 
 
 WORDS: dict[CauseKind, Callable[[RootCause], str]] = {
@@ -137,8 +178,14 @@ def conclusion_text(causes: list[RootCause], evidence: Evidence, spec: AnalysisS
         z = move.z if move is not None else None
         against = f" (z={z:+.1f} against earlier windows)" if z is not None else ""
         return f"{head} That is within normal variation{against}: there is no root cause to find."
+    words = dict(WORDS)
+    if evidence.ratio is not None and any(
+        d.dimension == evidence.ratio.dimension and d.top_mix_weight_change > 0
+        for d in evidence.ratio.dimensions
+    ):  # the segment gained share of the denominator
+        words["mix_shift"] = lambda c: f"a mix shift toward {seg(c.segment)}"
     parts = [
-        WORDS[c.kind](c)
+        words[c.kind](c)
         + (f" ({abs(c.contribution):.0%} of the change)" if c.contribution not in (None, 1.0) else "")
         for c in causes[:3]
     ]
