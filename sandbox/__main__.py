@@ -4,13 +4,19 @@ Over stdio nothing but MCP messages reaches stdout: logs go to stderr, and while
 points fd 1 at stderr so stray prints (ours, a library's, a kernel's) miss the wire.
 Over HTTP the server binds 127.0.0.1, checks `Host` and `Origin`, and requires a bearer token
 (`INVESTIGATOR_SANDBOX_TOKEN`, or a fresh one printed to stderr); workspaces stay under `--root`
-and data files can be mounted only from `--data-root` folders.
+and data files can be mounted only from `--data-root` folders. A server reached by another name
+than loopback (`--host 0.0.0.0`) answers only the names given with `--allow-host`.
+
+The operator's flags are the policy: sessions get this server's backend, and ask at most for the
+network, memory, CPUs, pids and images the flags allow (`--allow-network`, `--max-memory`,
+`--max-cpus`, `--max-pids`, `--image`, `--allow-image`); a client may ask for less.
 """
 
 from __future__ import annotations
 
 import argparse
 import hmac
+import ipaddress
 import logging
 import os
 import secrets
@@ -44,12 +50,31 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(mcp: Any, host: str, port: int, token: str, origins: list[str]) -> Any:
-    """The streamable-HTTP app with Host/Origin checks and bearer auth in front."""
+def _bracket(host: str) -> str:
+    """An IPv6 literal as it appears in a Host header."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip("[]") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def http_app(
+    mcp: Any, host: str, port: int, token: str, origins: list[str], allow_hosts: list[str] | None = None
+) -> Any:
+    """The streamable-HTTP app with Host/Origin checks and bearer auth in front. Requests must
+    name a loopback host, the bound host, or one of `allow_hosts` (a wildcard bind address such
+    as 0.0.0.0 is no name a client sends)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     local = ["127.0.0.1", "localhost", "[::1]"]
-    hosts = [*{host, *local}]
+    bound = [] if host in ("0.0.0.0", "::", "") else [host]
+    hosts = list(dict.fromkeys(_bracket(h) for h in [*local, *bound, *(allow_hosts or [])]))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{h}:{port}" for h in hosts] + hosts,
@@ -65,8 +90,16 @@ def main(argv: list[str] | None = None) -> None:
         "--backend", choices=["local", "docker"], default=os.environ.get("INVESTIGATOR_SANDBOX", "local")
     )
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to bind (HTTP)")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="over HTTP, a Host name clients may use besides loopback (repeatable); needed when "
+        "binding beyond loopback, e.g. --host 0.0.0.0 --allow-host sandbox.internal",
+    )
     parser.add_argument(
         "--allow-origin", action="append", default=[], help="an extra Origin allowed over HTTP (repeatable)"
     )
@@ -78,11 +111,40 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="over HTTP, data files may be mounted only from under these folders",
     )
+    limits = parser.add_argument_group("session ceilings (a client may ask for less, never more)")
+    limits.add_argument("--allow-network", action="store_true", help="let sessions ask for network=true")
+    limits.add_argument("--max-memory", default="2g", help="memory per kernel, the default too (2g)")
+    limits.add_argument("--max-cpus", type=float, default=1.0, help="CPUs per kernel, the default too (1)")
+    limits.add_argument("--max-pids", type=int, default=256, help="processes per kernel, the default too")
+    limits.add_argument("--image", help="the sessions' default Docker image (never pulled)")
+    limits.add_argument(
+        "--allow-image",
+        action="append",
+        default=[],
+        metavar="IMAGE",
+        help="another image sessions may ask for",
+    )
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument(
         "--warm-workspace", type=Path, help="stdio, local backend: start the first session's kernel at once"
     )
     args = parser.parse_args(argv)
+    from sandbox.hardening import no_dumps
+
+    no_dumps()  # kernel code running as this user cannot read this process's environment
+    from sandbox.policy import DEFAULT_IMAGE, Policy
+
+    try:
+        policy = Policy(
+            backend=args.backend,
+            allow_network=args.allow_network,
+            max_memory=args.max_memory,
+            max_cpus=args.max_cpus,
+            max_pids=args.max_pids,
+            images=list(dict.fromkeys([args.image or DEFAULT_IMAGE, *args.allow_image])),
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     warm = {}
     if args.warm_workspace and args.backend == "local" and args.transport == "stdio":
         from sandbox.sessions import prewarm  # before the MCP SDK import below, so the two overlap
@@ -100,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     # stdio: the client is the user who started us; HTTP: a token holder, kept to our folders
     remote = args.transport == "http"
     mcp, registry = build_server(
-        args.backend, args.root, confine=remote, data_roots=args.data_root, warm=warm
+        args.backend, args.root, confine=remote, data_roots=args.data_root, warm=warm, policy=policy
     )
     try:
         if args.backend == "docker":
@@ -122,7 +184,15 @@ def serve_http(mcp: Any, args: argparse.Namespace) -> None:
     token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
     if not os.environ.get(TOKEN_ENV):
         print(f"bearer token: {token}", file=sys.stderr, flush=True)
-    app = http_app(mcp, args.host, args.port, token, args.allow_origin)
+    app = http_app(mcp, args.host, args.port, token, args.allow_origin, args.allow_host)
+    if not is_loopback(args.host):
+        names = ", ".join(args.allow_host) or "none: only loopback names are answered; add --allow-host NAME"
+        print(
+            f"warning: binding {args.host} beyond loopback: anyone who can reach port {args.port} and holds "
+            f"the token gets kernels; Host names answered besides loopback: {names}",
+            file=sys.stderr,
+            flush=True,
+        )
     print(f"serving MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from sandbox import safe_files
 from sandbox.models import (
     Closed,
     ExecResult,
@@ -29,6 +30,7 @@ from sandbox.models import (
     SessionInfo,
     Uploaded,
 )
+from sandbox.policy import Policy
 from sandbox.sessions import PACKAGES_DIR, SessionOptions, SessionRegistry
 
 __all__ = ["build_server"]
@@ -60,10 +62,15 @@ def build_server(
     confine: bool = False,
     data_roots: list[Path] | None = None,
     warm: dict[Path, Any] | None = None,
+    policy: Policy | None = None,
 ) -> tuple[MCPServer, SessionRegistry]:
     """The MCP server and the session registry behind it. The caller closes the registry when
-    it stops serving (not per connection: HTTP clients share it)."""
-    registry = SessionRegistry(backend, root, confine=confine, data_roots=data_roots, warm=warm)
+    it stops serving (not per connection: HTTP clients share it). `policy` holds the operator's
+    ceilings (the backend among them); without one, `backend` with the safe defaults."""
+    policy = policy or Policy(backend=backend)
+    registry = SessionRegistry(
+        policy.backend, root, confine=confine, data_roots=data_roots, warm=warm, policy=policy
+    )
     mcp = MCPServer(
         "investigator-sandbox",
         instructions=(
@@ -79,20 +86,25 @@ def build_server(
     def create_session(
         backend: Literal["local", "docker"] | None = None,
         image: str | None = None,
-        memory: str = "2g",
-        cpus: float = 1.0,
+        memory: str | None = None,
+        cpus: float | None = None,
         timeout: float = 120.0,
         network: bool = False,
         workspace: str | None = None,
         data_paths: list[str] | None = None,
+        pids: int | None = None,
     ) -> SessionInfo:
         """Start a kernel session. `data_paths` are host files made readable inside (read-only);
-        the answer's `data_paths` says where. `network` is off unless asked for."""
+        the answer's `data_paths` says where. `network` is off unless asked for. The server's
+        operator sets the backend and the ceilings of network, image, memory, cpus and pids: a
+        session may ask for less (unset means the server's value), never more; `backend`, if
+        given, must be the server's own."""
         options = SessionOptions(
-            backend=backend or registry.default_backend,
+            backend=backend,
             image=image,
             memory=memory,
             cpus=cpus,
+            pids=pids,
             timeout=timeout,
             network=network,
             workspace=workspace,
@@ -101,7 +113,7 @@ def build_server(
         s = registry.create(options)
         return SessionInfo(
             session_id=s.id,
-            backend=options.backend,
+            backend=registry.policy.backend,
             workspace=str(s.workdir),
             workspace_in_kernel=s.kernel.workspace_path,
             data_paths=s.data,
@@ -154,30 +166,27 @@ def build_server(
         raw = text.encode() if text is not None else base64.b64decode(content_base64 or "")
         if len(raw) > MAX_TRANSFER:
             raise ValueError(f"file too large ({len(raw):,} bytes; at most {MAX_TRANSFER:,})")
-        path = s.resolve(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(raw)
-        path.chmod(0o644)
-        inside = f"{s.kernel.workspace_path}/{path.relative_to(s.workdir.resolve())}"
+        rel = safe_files.write_replacing(s.workdir, s.relative(name), raw)  # never through a link
+        inside = f"{s.kernel.workspace_path}/{rel}"
         return Uploaded(name=name, path_in_kernel=inside, bytes=len(raw))
 
     @mcp.tool()
     @_tool
     def list_files(session_id: str) -> FileList:
-        """The workspace's files (hidden bookkeeping folders excluded), with sizes."""
-        s = registry.get(session_id)
-        return FileList(files={f: (s.workdir / f).stat().st_size for f in s.kernel.list_files()})
+        """The workspace's files (hidden bookkeeping folders excluded), with sizes. Links are not
+        listed: the kernel may have planted them, pointing anywhere."""
+        return FileList(files=registry.get(session_id).kernel.file_sizes())
 
     @mcp.tool()
     @_tool
     def download_file(session_id: str, name: str) -> FileContent:
-        """A workspace file's content: `text` when it is UTF-8, else `content_base64`."""
-        path = registry.get(session_id).resolve(name)
-        if not path.is_file():
-            raise FileNotFoundError(f"no file {name!r} in the workspace; see list_files")
-        raw = path.read_bytes()
-        if len(raw) > MAX_TRANSFER:
-            raise ValueError(f"file too large ({len(raw):,} bytes; at most {MAX_TRANSFER:,})")
+        """A workspace file's content: `text` when it is UTF-8, else `content_base64`. A link (or
+        a name that goes through one) is refused."""
+        s = registry.get(session_id)
+        try:
+            raw = safe_files.read_regular(s.workdir, s.relative(name), MAX_TRANSFER)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no file {name!r} in the workspace; see list_files") from None
         try:
             return FileContent(name=name, bytes=len(raw), text=raw.decode())
         except UnicodeDecodeError:

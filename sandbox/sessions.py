@@ -17,13 +17,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
-from sandbox import kernel_side
+from sandbox import kernel_side, safe_files
 from sandbox.kernels.jupyter import JupyterKernel
 from sandbox.models import Emitted, ExecResult
+from sandbox.policy import Policy, SessionOptions
 
-__all__ = ["Session", "SessionOptions", "SessionRegistry", "cap_text"]
+__all__ = ["Policy", "Session", "SessionOptions", "SessionRegistry", "cut_text"]
 
 STATE_DIR = ".state"  # pickled DataFrames (hidden from list_files)
 PACKAGES_DIR = ".site-packages"  # install_package target
@@ -35,31 +34,14 @@ PERSIST_MAX_BYTES = 512 * 2**20  # larger DataFrames are not persisted
 SENTINEL = "__investigator_restored__"
 
 
-class SessionOptions(BaseModel):
-    """How a session's kernel is made. Defaults are the safe ones."""
-
-    backend: Literal["local", "docker"] = "local"
-    image: str | None = None
-    memory: str = "2g"
-    cpus: float = 1.0
-    pids: int = 256
-    timeout: float = 120.0
-    network: bool = False
-    workspace: str | None = Field(None, description="host folder to use; a fresh one if absent")
-    data_paths: list[str] = Field(default_factory=list, description="host files mounted read-only")
-
-
-def cap_text(text: str, limit: int, save: Path) -> tuple[str, bool]:
-    """Keep the head and tail of a long text with a visible marker; the whole goes to `save`."""
-    if len(text) <= limit:
-        return text, False
-    save.parent.mkdir(parents=True, exist_ok=True)
-    save.write_text(text)
-    save.chmod(0o644)
+def cut_text(text: str, limit: int, saved_as: str | None) -> str:
+    """The head and tail of a long text with a visible marker saying where the whole is."""
     half = limit // 2
     cut = len(text) - 2 * half
-    marker = f"\n[... {cut:,} characters cut; the full output is in workspace file {save.name} ...]\n"
-    return text[:half] + marker + text[-half:], True
+    where = (
+        f"the full output is in workspace file {saved_as}" if saved_as else "the full output was not saved"
+    )
+    return text[:half] + f"\n[... {cut:,} characters cut; {where} ...]\n" + text[-half:]
 
 
 def _preamble(workspace: str) -> str:
@@ -122,15 +104,14 @@ class Session:
             return self.prepare(restore=True)
 
     def _cap(self, res: ExecResult, limit: int = OUTPUT_CAP) -> ExecResult:
-        out = self.workdir / OUTPUTS_DIR
-        stem = f"exec-{self.count:04d}"
+        stem = f"{OUTPUTS_DIR}/exec-{self.count:04d}"
         saved: list[str] = []
+        notes: list[str] = []
 
         def cap(text: str, what: str) -> str:
-            capped, cut = cap_text(text, limit, out / f"{stem}-{what}.txt")
-            if cut:
-                saved.append(f"{OUTPUTS_DIR}/{stem}-{what}.txt")
-            return capped
+            if len(text) <= limit:
+                return text
+            return cut_text(text, limit, self._save(f"{stem}-{what}.txt", text, saved, notes))
 
         res.stdout = cap(res.stdout, "stdout")
         res.stderr = cap(res.stderr, "stderr")
@@ -145,23 +126,45 @@ class Session:
         for i, item in enumerate(res.data):
             text = item.model_dump_json()
             if len(text) > DATA_CAP:
-                name = f"{OUTPUTS_DIR}/{stem}-data{i}.json"
-                cap_text(text, 0, self.workdir / name)
-                saved.append(name)
+                name = self._save(f"{stem}-data{i}.json", text, saved, notes)
+                size = f"{len(text):,} characters of JSON"
                 res.data[i] = Emitted(
-                    label=item.label, saved_as=name, note=f"{len(text):,} characters of JSON; read the file"
+                    label=item.label,
+                    saved_as=name,
+                    note=f"{size}; read the file" if name else f"{size}; too big to send and not saved",
                 )
+        if notes:
+            res.stderr += (
+                ("\n" if res.stderr and not res.stderr.endswith("\n") else "") + "\n".join(notes) + "\n"
+            )
         res.files = sorted(set(res.files) | set(saved))
         return res
 
+    def _save(self, name: str, text: str, saved: list[str], notes: list[str]) -> str | None:
+        """Write `text` to a new workspace file named like `name` (never through a link the kernel
+        planted: a taken name gets a fresh one, with a note); the name written, or None."""
+        try:
+            written, odd = safe_files.write_fresh(self.workdir, name, text.encode())
+        except (OSError, ValueError) as exc:
+            notes.append(f"[sandbox: the full output could not be saved as {name}: {exc}]")
+            return None
+        if odd:
+            notes.append(
+                f"[sandbox: {', '.join(odd)} already in the workspace, left untouched; saved as {written}]"
+            )
+        saved.append(written)
+        return written
+
     # workspace -------------------------------------------------------------------------------
-    def resolve(self, name: str) -> Path:
-        """A workspace file by its relative name; nothing outside the workspace."""
+    def relative(self, name: str) -> str:
+        """A workspace file's normalised relative name; nothing outside the workspace. (Links on
+        the way are refused when the file is opened: `safe_files` never follows one.)"""
+        rel = safe_files.relative_name(name)
         root = self.workdir.resolve()
-        path = (root / name).resolve()
+        path = (root / rel).resolve()
         if not path.is_relative_to(root) or path == root:
             raise ValueError(f"{name!r} is not a file name inside the workspace")
-        return path
+        return rel
 
     def close(self) -> None:
         with self.lock:
@@ -180,8 +183,11 @@ class SessionRegistry:
         confine: bool = False,
         data_roots: list[Path] | None = None,
         warm: dict[Path, Future[JupyterKernel]] | None = None,
+        policy: Policy | None = None,
     ) -> None:
-        self.default_backend = default_backend
+        # the operator's ceilings; a client's options are checked against them in `create`
+        self.policy = policy or Policy(backend=default_backend)
+        self.default_backend = self.policy.backend
         self.warm = dict(warm or {})  # workspace -> a local kernel started before the first call
         self.owns_root = root is None
         self.root = root or Path(tempfile.mkdtemp(prefix="investigator-sandbox-"))
@@ -201,12 +207,14 @@ class SessionRegistry:
         return self._docker
 
     def create(self, options: SessionOptions) -> Session:
+        """A started session; `options` are checked against (and completed from) the policy."""
+        options = self.policy.apply(options)
         sid = secrets.token_hex(6)
         owns = options.workspace is None
         workdir = Path(options.workspace).resolve() if options.workspace else self.root / sid
         self._check(options, workdir)
         workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / MARKER).touch()
+        safe_files.touch(workdir, MARKER)
         kernel, data = self._kernel(options, workdir)
         kernel = self._adopt_warm(options, workdir) or kernel
         session = Session(sid, options, kernel, workdir, owns, data)
@@ -236,7 +244,8 @@ class SessionRegistry:
     def _check(self, options: SessionOptions, workdir: Path) -> None:
         """Refuse host paths a session must not take over: a workspace is new, empty or ours
         (it is made writable for the sandbox user), and with `confine` stays under the roots."""
-        if workdir.is_dir() and any(workdir.iterdir()) and not (workdir / MARKER).exists():
+        marker = workdir / MARKER
+        if workdir.is_dir() and any(workdir.iterdir()) and not (marker.is_file() and not marker.is_symlink()):
             raise PermissionError(
                 f"workspace {workdir} already holds files the sandbox did not make; "
                 "give a new or empty folder"
@@ -256,7 +265,7 @@ class SessionRegistry:
             from sandbox.kernels.local import LocalKernel
 
             return LocalKernel(workdir), {p: str(Path(p).resolve()) for p in options.data_paths}
-        from sandbox.kernels.docker import DEFAULT_IMAGE, DockerKernel
+        from sandbox.kernels.docker import DockerKernel
 
         mounts: dict[str, str] = {}
         for i, p in enumerate(options.data_paths):
@@ -266,10 +275,10 @@ class SessionRegistry:
             mounts[p] = inside
         kernel = DockerKernel(
             workdir,
-            image=options.image or DEFAULT_IMAGE,
-            memory=options.memory,
-            cpus=options.cpus,
-            pids=options.pids,
+            image=options.image or self.policy.images[0],
+            memory=options.memory or self.policy.max_memory,
+            cpus=options.cpus or self.policy.max_cpus,
+            pids=options.pids or self.policy.max_pids,
             network=options.network,
             mounts=mounts,
             client=self.docker(),
@@ -310,7 +319,7 @@ def prewarm(workdir: Path) -> Future[JupyterKernel]:
 
     def start() -> JupyterKernel:
         workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / MARKER).touch()
+        safe_files.touch(workdir, MARKER)
         kernel = LocalKernel(workdir)
         kernel.start()
         kernel.execute(_preamble(kernel.workspace_path), timeout=120)

@@ -28,10 +28,10 @@ from typing import Any
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from sandbox.kernels.jupyter import INLINE, JupyterKernel
+from sandbox.policy import DEFAULT_IMAGE
 
 __all__ = ["DEFAULT_IMAGE", "DockerKernel", "docker_client", "sweep_orphans"]
 
-DEFAULT_IMAGE = os.environ.get("INVESTIGATOR_SANDBOX_IMAGE", "investigator-sandbox:latest")
 LABEL = "investigator.sandbox"
 CONTAINER_UID = 1000
 _PORTS = {"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5}
@@ -153,6 +153,7 @@ class DockerKernel(JupyterKernel):
     def start(self) -> None:
         if self.kc is not None:  # already running
             return
+        self._check_image()
         # /tmp is short enough for Unix socket paths (at most 107 bytes)
         self._runtime = Path(tempfile.mkdtemp(prefix="inv-k-", dir="/tmp"))
         info = {
@@ -172,7 +173,8 @@ class DockerKernel(JupyterKernel):
         }
         for host, inside in self.mounts.items():
             volumes[str(Path(host).resolve())] = {"bind": inside, "mode": "ro"}
-        self.container = self.client.containers.run(
+        # `create`, not `run`: `run` pulls an image that is not here; the sandbox never pulls
+        self.container = self._create(
             self.image,
             detach=True,
             name=f"investigator-sandbox-{secrets.token_hex(4)}",
@@ -196,11 +198,33 @@ class DockerKernel(JupyterKernel):
             working_dir="/workspace",
         )
         _REGISTRY.add(self.container, self._runtime)
+        self.container.start()
         self.kc = BlockingKernelClient()
         self.kc.load_connection_info({**info, "ip": str(self._runtime / "k")})
         self._wait_for_sockets()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=self.startup_timeout)
+
+    def _create(self, image: str, **kwargs: Any) -> Any:
+        import docker
+
+        try:
+            return self.client.containers.create(image, **kwargs)
+        except docker.errors.ImageNotFound:  # removed since _check_image: still no pull
+            self._check_image()
+            raise
+
+    def _check_image(self) -> None:
+        """The image must be on this machine already: a missing one is an error, never a pull."""
+        import docker
+
+        try:
+            self.client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise RuntimeError(
+                f"image {self.image!r} is not present on this machine and the sandbox never pulls "
+                "images; build it (.ci/docker-setup.sh) or load it with docker first"
+            ) from None
 
     def _wait_for_sockets(self) -> None:
         assert self._runtime is not None

@@ -19,6 +19,7 @@ from typing import Any, Self
 from pydantic import ValidationError
 
 from investigator.analysis.emit import MIME
+from sandbox import safe_files
 from sandbox.models import Emitted, ExecError, ExecResult
 
 INLINE = "module://matplotlib_inline.backend_inline"
@@ -132,7 +133,10 @@ class JupyterKernel(ABC):
             elif kind == "execute_result":
                 res.result = data.get("text/plain")
             elif "image/png" in data:
-                res.displays.append(self._save_png(data["image/png"]))
+                shown, note = self._save_png(data["image/png"])
+                res.displays.append(shown)
+                if note:
+                    err.append(note)
             elif "text/plain" in data:
                 res.displays.append(data["text/plain"])
         elif kind == "error":
@@ -146,27 +150,34 @@ class JupyterKernel(ABC):
         return False
 
     # workspace -------------------------------------------------------------------------------
-    def _snapshot(self) -> dict[str, float]:
-        """Visible workspace files; hidden folders (.state, .site-packages, .kernel) are ours."""
-        found = {}
-        for p in self.workdir.rglob("*"):
-            rel = p.relative_to(self.workdir)
-            if p.is_file() and not any(part.startswith(".") for part in rel.parts):
-                found[str(rel)] = p.stat().st_mtime
-        return found
+    def _snapshot(self) -> dict[str, tuple[int, int]]:
+        """Visible workspace files -> (mtime, size); hidden folders (.state, .site-packages,
+        .kernel) are ours. Links are neither listed nor followed: the kernel can plant them."""
+        return {
+            name: (st.st_mtime_ns, st.st_size) for name, st in safe_files.file_stats(self.workdir).items()
+        }
 
-    def _changed(self, before: dict[str, float]) -> list[str]:
+    def _changed(self, before: dict[str, tuple[int, int]]) -> list[str]:
         after = self._snapshot()
         return sorted(k for k, v in after.items() if before.get(k) != v)
 
-    def _save_png(self, b64: str) -> str:
-        stamp, n = time.time_ns() // 1_000_000, 0
-        while (self.workdir / (name := f"figure_{stamp}{f'_{n}' if n else ''}.png")).exists():
-            n += 1
-        path = self.workdir / name
-        path.write_bytes(base64.b64decode(b64))
-        path.chmod(0o644)
-        return f"[image saved as {name}]"
+    def _save_png(self, b64: str) -> tuple[str, str | None]:
+        """Save a figure as a new workspace file, never through a link (a taken name gets a fresh
+        one): the display line naming it, and a note for stderr when a name was a planted link."""
+        try:
+            name, odd = safe_files.write_fresh(
+                self.workdir, f"figure_{time.time_ns() // 1_000_000}.png", base64.b64decode(b64)
+            )
+        except (OSError, ValueError) as exc:
+            return "[image not saved]", f"[sandbox: a figure could not be saved: {exc}]\n"
+        if odd:
+            note = f"[sandbox: {', '.join(odd)} already in the workspace, left untouched; saved as {name}]\n"
+            return f"[image saved as {name}]", note
+        return f"[image saved as {name}]", None
 
     def list_files(self) -> list[str]:
         return sorted(self._snapshot())
+
+    def file_sizes(self) -> dict[str, int]:
+        """Visible workspace files -> their own size (a link is not listed)."""
+        return {name: size for name, (_, size) in sorted(self._snapshot().items())}

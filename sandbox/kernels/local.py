@@ -1,14 +1,17 @@
 """A persistent IPython kernel in a local subprocess, driven with `jupyter_client`.
 
-No isolation beyond a secret-free environment: this is the embedded default for development and
-tests. The execute loop (deadline, interrupt, restart of a dead kernel) lives in `jupyter.py`.
+No isolation beyond an environment of a few allowed host variables (no secrets): this is the
+embedded default for development and tests. The execute loop (deadline, interrupt, restart of a
+dead kernel) lives in `jupyter.py`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -16,19 +19,62 @@ from jupyter_client.manager import KernelManager
 
 from sandbox.kernels.jupyter import INLINE, JupyterKernel
 
-__all__ = ["LocalKernel", "clean_env"]
+__all__ = ["PASSED", "LocalKernel", "clean_env"]
 
-_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH)", re.IGNORECASE)
+# What a kernel needs from the host environment; nothing else passes (an allowlist: a secret's
+# name cannot be guessed by a pattern -- DATABASE_URL, MYSQL_PWD, *_PAT, *_DSN, webhook URLs).
+PASSED = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "MPLCONFIGDIR",
+        "XDG_CACHE_HOME",
+        "XDG_CONFIG_HOME",
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    }
+)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def clean_env(extra_path: str | None = None) -> dict[str, str]:
-    """The host environment minus anything that looks like a secret (API keys never enter)."""
-    env = {k: v for k, v in os.environ.items() if not _SECRET.search(k) and not k.startswith("OPENAI")}
-    if extra_path:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, env.get("PYTHONPATH")) if p)
+    """The few host variables a kernel needs (`PASSED`, `LC_*`), `PYTHONPATH` with the sandbox's
+    `extra_path` first, and the inline figure backend. Nothing else of the host's environment."""
+    env = {k: v for k, v in os.environ.items() if k in PASSED or k.startswith("LC_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, os.environ.get("PYTHONPATH")) if p)
+    if not env["PYTHONPATH"]:
+        del env["PYTHONPATH"]
     env["MPLBACKEND"] = INLINE  # figures come back as PNG displays
     return env
+
+
+@functools.cache
+def own_pid_namespace() -> list[str]:
+    """The command prefix that starts the kernel in its own PID namespace with a private /proc, so
+    kernel code sees no other process — not the CLI's or the server's or the user's shell's
+    `/proc/<pid>/environ`, where API keys live. [] where the machine does not allow it (no
+    `unshare`, no user namespaces): the kernel then runs as a plain subprocess."""
+    unshare = shutil.which("unshare")
+    if unshare is None or not sys.platform.startswith("linux"):
+        return []
+    prefix = [unshare, "--pid", "--fork", "--kill-child", "--mount-proc"]
+    if os.geteuid() != 0:
+        prefix.insert(1, "--user")
+        prefix.insert(2, "--map-root-user")
+    try:
+        ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return prefix if ok else []
 
 
 class LocalKernel(JupyterKernel):
@@ -52,6 +98,10 @@ class LocalKernel(JupyterKernel):
             ip=str(self._runtime / "k"),
             connection_file=str(self._runtime / "connection.json"),
         )
+        isolate, spec = own_pid_namespace(), self.km.kernel_spec
+        if isolate and spec is not None:  # interrupts go as messages: a signal would reach `unshare`
+            spec.argv = [*isolate, *spec.argv]
+            spec.interrupt_mode = "message"
         self.km.start_kernel(
             cwd=str(self.workdir),
             env=clean_env(str(PROJECT_ROOT)),

@@ -6,9 +6,14 @@ Docker tests skip (saying why) only when no daemon answers or the image is not b
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import socket
+import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -68,12 +73,63 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return cast(Backend, request.param)
 
 
-def server_params(backend: str, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
+def server_params(
+    backend: str, extra_env: dict[str, str] | None = None, args: Sequence[str] = ()
+) -> StdioServerParameters:
     """`python -m sandbox` as a stdio child, as an MCP client would start it."""
     env = {"PYTHONPATH": str(ROOT), **(extra_env or {})}
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "sandbox", "--backend", backend], env=env
+        command=sys.executable, args=["-m", "sandbox", "--backend", backend, *args], env=env
     )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def http_server(
+    cwd: Path, *args: str, token: str = "test-token-123", stderr: Any = subprocess.DEVNULL
+) -> Iterator[tuple[str, int, subprocess.Popen[bytes]]]:
+    """`python -m sandbox --transport http` on a free port with `args`: (url, port, process),
+    once the port answers; stopped with SIGTERM afterwards."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandbox", "--transport", "http", "--port", str(port), *args],
+        env=child_env(INVESTIGATOR_SANDBOX_TOKEN=token),
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", port, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+@contextlib.asynccontextmanager
+async def http_client(url: str, token: str = "test-token-123") -> Any:
+    """An MCP client session over streamable HTTP with the bearer token."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=None)
+    )
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+        yield client
 
 
 @pytest.fixture

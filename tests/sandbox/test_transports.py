@@ -87,7 +87,10 @@ def test_stdio_carries_nothing_but_mcp_messages(tmp_path: Path) -> None:
             },
         )
         ran = _answer(proc, 3, seen)
-        assert ran["result"]["structuredContent"]["stdout"] == "hello\n"  # type: ignore[index]
+        # the kernel's fd 1 is captured into the result (ipykernel skips that only when it sees
+        # PYTEST_CURRENT_TEST, which the kernel's allowlisted environment no longer carries)
+        out = ran["result"]["structuredContent"]["stdout"]  # type: ignore[index]
+        assert out.replace("fd write\n", "", 1) == "hello\n"  # fd 1 may land mid-line
     finally:
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(timeout=30)
