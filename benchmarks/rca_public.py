@@ -104,9 +104,7 @@ def rs_frame(raw: pd.DataFrame, dims: list[str], ts: int) -> pd.DataFrame:
 def predict(case: Case, ratio: bool) -> tuple[list[Element], float]:
     start = time.perf_counter()
     if ratio:
-        found = localize_ratio(
-            case.frame, case.dims, "num_real", "num_predict", "cnt_real", "cnt_predict"
-        )
+        found = localize_ratio(case.frame, case.dims, "num_real", "num_predict", "cnt_real", "cnt_predict")
     else:
         found = localize(case.frame, case.dims, "real", "predict")
     return found, time.perf_counter() - start

@@ -1,10 +1,22 @@
 """Greedy, vectorised search for the elements that explain a leaf-level deviation.
 
-Model: inside a root-cause element every leaf moves by one common factor (the ripple effect),
-outside it leaves follow their expectation up to noise. Each candidate element is scored by how
-much its one-parameter fit lowers the noise-weighted squared error of its leaves (a chi-square
-statistic); the best significant element is taken, its leaves are set aside, and the search
-repeats. All candidates of one cuboid (a combination of attributes) are scored with `bincount`.
+Model: inside a root-cause element every leaf moves by one common effect (the ripple effect),
+outside it leaves follow their expectation up to noise. A leaf's response to a unit effect is its
+`design` value: its expected value for an additive metric (one common factor), n·p(1-p) for a
+proportion (one common shift of the odds). Each candidate element is scored by how much its
+one-parameter fit lowers the noise-weighted squared error of its leaves (a chi-square statistic);
+the best significant element is taken, its depth settled, its leaves set aside, and the search
+repeats. All candidates of one cuboid (a combination of attributes) are scored at once with
+`bincount`, shallower cuboids from the sums of deeper ones.
+
+Depth: the best fit favours whichever level of the hierarchy moved most cleanly, which is not
+always the cause (children of a faulty parent react unequally; two causes sit under one broad
+segment). So the chosen element is compared with its parents and children part by part, each part
+judged in its own noise units (`_settle_depth`): up to a parent when that parent's other children
+moved too, most of them; down to a child when the child carries the move and the rest of the
+element stayed as expected, or when as many of the element's parts along some attribute
+verifiably stayed put as moved. Once all elements are found, each one's depth is settled again
+without the leaves of the others, so that a cause found later does not pass for its neighbours'.
 """
 
 from __future__ import annotations
@@ -30,12 +42,10 @@ class SearchOptions:
     # An element must beat the largest noise-only chi-square expected among all candidates by
     # this many units (chi-square of 1 dof), so pure noise yields nothing.
     margin: float = 12.0
-    # An ancestor (fewer attributes) replaces the best element when it keeps this share of its gain.
-    parent_keep: float = 0.9
-    # A parent replaces the element when leaves holding this share of the rest of the parent's
-    # level moved the same way by at least `sibling_z` noise units each.
-    sibling_share: float = 0.5
-    sibling_z: float = 3.0
+    # Parts of an element are judged at this many noise units: a part moved when its deviation
+    # is this significant, and stayed put when, not moved, it falls this far short of what the
+    # element's effect would have given it.
+    part_z: float = 3.0
     # Later elements must reach this fraction of the first element's gain.
     min_relative_gain: float = 0.005
 
@@ -53,7 +63,45 @@ class Found:
 class _Cuboid:
     attrs: tuple[int, ...]
     gid: np.ndarray
+    """Group id of every leaf."""
     n_groups: int
+    source: int
+    """Position of the cuboid (one attribute more) summed into this one; -1: the leaves."""
+    roll: np.ndarray
+    """This cuboid's group id of each group of `source`."""
+
+
+@dataclass(frozen=True)
+class _Leaves:
+    """Per-leaf quantities of one search step, zero outside the leaves in play."""
+
+    dev: np.ndarray
+    """actual - expected."""
+    design: np.ndarray
+    """Deviation that a unit common effect would cause."""
+    weight: np.ndarray
+    """Inverse leaf noise variance."""
+    var: np.ndarray
+    """Noise variance with the candidates' overdispersion: what part tests divide by."""
+
+    def sums(self, gid: np.ndarray, part: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deviation, design and variance of `part`'s leaves, summed per group id."""
+        g = gid[part]
+        return (
+            np.bincount(g, self.dev[part], n),
+            np.bincount(g, self.design[part], n),
+            np.bincount(g, self.var[part], n),
+        )
+
+    def gains(self, gid: np.ndarray, part: np.ndarray, n: int) -> np.ndarray:
+        """`_gains` of the groups of `part`'s leaves."""
+        g, w, x, y = gid[part], self.weight[part], self.design[part], self.dev[part]
+        sums = [np.bincount(g, col, n) for col in (w * x * y, w * x * x, w * y * y, x)]
+        return _gains(*sums)
+
+    def only(self, part: np.ndarray) -> _Leaves:
+        """The same leaves with everything outside `part` out of play."""
+        return _Leaves(self.dev * part, self.design * part, self.weight * part, self.var * part)
 
 
 def noise_weights(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
@@ -77,11 +125,31 @@ def noise_weights(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return weights
 
 
-def _variance_power(level: np.ndarray, resid: np.ndarray) -> float:
+def model_weights(resid: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """Inverse variance from a known noise model, widened to what the leaves show.
+
+    The model's variance v is a floor (real data is never calmer than counting noise). Real
+    rates also drift from period to period, which adds variance growing faster than v; so, as
+    in `noise_weights`, var = max(v, s² · v^p) with p (1 = as the model, 2 = drift) and s
+    estimated robustly from the leaves.
+    """
+    pos = variance > 0
+    weights: np.ndarray = np.zeros_like(variance)
+    if not pos.any():
+        return weights
+    model, dev = variance[pos], resid[pos]
+    power = _variance_power(model, np.abs(dev), default=1.0)
+    scaled = dev / model ** (power / 2.0)
+    spread = _MAD_TO_SIGMA * float(np.median(np.abs(scaled - np.median(scaled))))
+    weights[pos] = 1.0 / np.maximum(model, spread**2 * model**power)
+    return weights
+
+
+def _variance_power(level: np.ndarray, resid: np.ndarray, default: float = 1.5) -> float:
     """Slope of log |residual| on log level, doubled: how noise grows with the leaf's size."""
     nz = resid > 0
     if nz.sum() < 10 or np.ptp(np.log(level[nz])) < 1.0:
-        return 1.5
+        return default
     log_m, log_r = np.log(level[nz]), np.log(resid[nz])
     keep = np.ones(len(log_m), dtype=bool)
     for _ in range(2):  # refit without the leaves far off the line (anomalies)
@@ -92,37 +160,54 @@ def _variance_power(level: np.ndarray, resid: np.ndarray) -> float:
 
 
 def build_cuboids(codes: np.ndarray, max_depth: int) -> list[_Cuboid]:
-    """Group ids of every leaf for each combination of up to `max_depth` attributes."""
-    n_dims = codes.shape[1]
+    """Group ids of every leaf for each combination of up to `max_depth` attributes.
+
+    Each cuboid below the deepest level also records how to sum it from the cheapest cuboid
+    with one attribute more, so most per-candidate sums run over groups rather than leaves.
+    """
+    n_leaves, n_dims = codes.shape
     single = [pd.factorize(codes[:, j])[0] for j in range(n_dims)]
-    cuboids: list[_Cuboid] = []
+    groups: list[tuple[tuple[int, ...], np.ndarray]] = []
     for depth in range(1, min(max_depth, n_dims) + 1):
         for attrs in combinations(range(n_dims), depth):
             gid = single[attrs[0]].astype(np.int64)
             for j in attrs[1:]:
-                gid = pd.factorize(gid * (single[j].max() + 1) + single[j])[0].astype(np.int64)
-            cuboids.append(_Cuboid(attrs, gid, int(gid.max()) + 1 if len(gid) else 0))
+                gid = pd.factorize(gid * (single[j].max(initial=0) + 1) + single[j])[0].astype(np.int64)
+            groups.append((attrs, gid))
+    sizes = {attrs: int(gid.max()) + 1 if n_leaves else 0 for attrs, gid in groups}
+    position = {attrs: i for i, (attrs, _) in enumerate(groups)}
+    cuboids: list[_Cuboid] = []
+    for attrs, gid in groups:
+        finer = [a for a in sizes if len(a) == len(attrs) + 1 and set(attrs) < set(a)]
+        if not finer or not n_leaves:
+            cuboids.append(_Cuboid(attrs, gid, sizes[attrs], -1, np.empty(0, np.int64)))
+            continue
+        source = min(finer, key=lambda a: sizes[a])
+        source_gid = groups[position[source]][1]
+        first = np.empty(sizes[source], np.int64)
+        first[source_gid[::-1]] = np.arange(n_leaves - 1, -1, -1)
+        cuboids.append(_Cuboid(attrs, gid, sizes[attrs], position[source], gid[first]))
     return cuboids
 
 
-def _gains(cub: _Cuboid, wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Chi-square gain of fitting one factor per element (all of it for brand-new elements)."""
-    sxy = np.bincount(cub.gid, wxy, cub.n_groups)
-    sxx = np.bincount(cub.gid, wxx, cub.n_groups)
-    syy = np.bincount(cub.gid, wyy, cub.n_groups)
-    sx = np.bincount(cub.gid, x, cub.n_groups)
+def _cuboid_sums(cuboids: Sequence[_Cuboid], columns: Sequence[np.ndarray]) -> list[list[np.ndarray]]:
+    """Per cuboid, each column summed per group (deepest cuboids from the leaves)."""
+    out: list[list[np.ndarray]] = [[] for _ in cuboids]
+    for i in range(len(cuboids) - 1, -1, -1):  # sources are deeper, hence later in the list
+        cub = cuboids[i]
+        if cub.source < 0:
+            out[i] = [np.bincount(cub.gid, col, cub.n_groups) for col in columns]
+        else:
+            out[i] = [np.bincount(cub.roll, col, cub.n_groups) for col in out[cub.source]]
+    return out
+
+
+def _gains(sxy: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sx: np.ndarray) -> np.ndarray:
+    """Chi-square gain of fitting one effect per element (all of it for brand-new elements)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        fit = np.where(sxx > 0, sxy**2 / sxx, 0.0)
+        fit = np.where(sxx > 0, sxy**2 / np.where(sxx > 0, sxx, 1.0), 0.0)
     gains: np.ndarray = np.where(sx > 0, fit, syy)
     return gains
-
-
-def _root_gain(wxy: np.ndarray, wxx: np.ndarray, wyy: np.ndarray, x: np.ndarray) -> float:
-    """Gain of one factor for all remaining leaves: a change spread evenly everywhere."""
-    if x.sum() <= 0:
-        return float(wyy.sum())
-    sxx = wxx.sum()
-    return float(wxy.sum() ** 2 / sxx) if sxx > 0 else 0.0
 
 
 def search(
@@ -130,37 +215,115 @@ def search(
     actual: np.ndarray,
     expected: np.ndarray,
     options: SearchOptions,
+    variance: np.ndarray | None = None,
+    design: np.ndarray | None = None,
 ) -> list[Found]:
-    """Pick up to `max_elements` elements, most explanatory first; [] for noise or broad moves."""
-    weights = noise_weights(actual, expected)
+    """Pick up to `max_elements` elements, most explanatory first; [] for noise or broad moves.
+
+    `variance` is the leaves' noise variance when a model of it is known (else it is estimated
+    from the leaves); `design` each leaf's deviation under a unit common effect (default: its
+    expected value, one common factor).
+    """
+    resid = actual - expected
+    weights = noise_weights(actual, expected) if variance is None else model_weights(resid, variance)
+    x_fit = expected if design is None else design
     cuboids = build_cuboids(codes, options.max_depth)
+    index = {c.attrs: i for i, c in enumerate(cuboids)}
     threshold = _noise_threshold(cuboids, options.margin)
-    active = weights > 0
+    valid = weights > 0
+    active = valid.copy()
     found: list[Found] = []
-    first_gain = 0.0
+    first_gain = first_noise = 0.0
     while len(found) < options.max_elements and active.any():
-        step = _best_element(cuboids, actual, expected, weights * active, active)
+        step = _best_element(cuboids, _leaves(resid, x_fit, weights, active, 1.0))
         if step is None:
             break
         gain, root, cub_idx, group, per_cuboid = step
         noise = _overdispersion(cuboids, per_cuboid, cuboids[cub_idx].gid == group)
-        # Stop on noise, on a move better explained everywhere at once, or on crumbs.
-        if gain < threshold * noise or root >= gain or gain < options.min_relative_gain * first_gain:
+        # Stop on noise or on crumbs.
+        if gain < threshold * noise or gain < options.min_relative_gain * first_gain:
             break
-        cub_idx, group = _prefer_ancestor(cuboids, cub_idx, group, per_cuboid, options.parent_keep)
-        cub_idx, group = _climb_broad_parents(
-            cuboids,
-            cub_idx,
-            group,
-            (actual + expected) * active,
-            (actual - expected) * np.sqrt(weights) * active,
-            options,
-        )
+        leaves = _leaves(resid, x_fit, weights, active, noise)
+        # Stop on a move that reached everything alike (broad-based, not a segment's).
+        if root >= gain and _everywhere(cuboids, index, leaves, options.part_z):
+            break
+        cub_idx, group = _settle_depth(cuboids, index, (cub_idx, group), leaves, threshold * noise, options)
         mask = cuboids[cub_idx].gid == group
         found.append(Found(cuboids[cub_idx].attrs, mask, float(per_cuboid[cub_idx][group])))
-        first_gain = first_gain or gain
+        first_gain, first_noise = first_gain or gain, first_noise or noise
         active &= ~mask
-    return found
+    if not found:
+        return found
+    every = _leaves(resid, x_fit, weights, valid, first_noise)
+    found = _resettle(found, cuboids, index, every, threshold * first_noise, options)
+    return _drop_redundant(found, every, options.part_z)
+
+
+def _leaves(
+    dev: np.ndarray, design: np.ndarray, weights: np.ndarray, live: np.ndarray, noise: float
+) -> _Leaves:
+    """The leaves in `live` in play, their variance widened by the candidates' overdispersion."""
+    w = weights * live
+    with np.errstate(divide="ignore"):
+        var = np.where(w > 0, noise / np.where(w > 0, w, 1.0), 0.0)
+    return _Leaves(dev * live, design * live, w, var)
+
+
+def _resettle(
+    found: list[Found],
+    cuboids: Sequence[_Cuboid],
+    index: dict[tuple[int, ...], int],
+    leaves: _Leaves,
+    min_gain: float,
+    options: SearchOptions,
+) -> list[Found]:
+    """Each element's depth settled again with the other elements' leaves out of play.
+
+    During the greedy pass, causes not found yet still sit in an element's parent and children
+    and can pass for its own (a moved sibling that is really a later, cross-cutting cause).
+    """
+    if len(found) < 2:
+        return found
+    out: list[Found] = []
+    for i, elem in enumerate(found):
+        others = np.logical_or.reduce([f.mask for j, f in enumerate(found) if j != i])
+        own = leaves.only(~others)
+        start = (index[elem.cuboid], int(cuboids[index[elem.cuboid]].gid[np.flatnonzero(elem.mask)[0]]))
+        if not (elem.mask & (own.var > 0)).any():
+            out.append(elem)
+            continue
+        cub_idx, group = _settle_depth(cuboids, index, start, own, min_gain, options)
+        if (cub_idx, group) == start:
+            out.append(elem)
+            continue
+        mask = cuboids[cub_idx].gid == group
+        gain = float(own.gains(cuboids[cub_idx].gid, mask, cuboids[cub_idx].n_groups)[group])
+        out.append(Found(cuboids[cub_idx].attrs, mask, gain))
+    unique: dict[tuple[tuple[int, ...], bytes], Found] = {}
+    for f in out:
+        unique.setdefault((f.cuboid, np.packbits(f.mask).tobytes()), f)
+    return list(unique.values())
+
+
+def _drop_redundant(found: list[Found], leaves: _Leaves, z: float) -> list[Found]:
+    """Without elements whose leaves outside the other elements did not move significantly.
+
+    A broad element taken first can gather the moves of narrower causes found after it; its
+    own part then carries nothing that the narrower elements do not already report.
+    """
+    kept = list(found)
+    dropped = True
+    while dropped and len(kept) > 1:
+        dropped = False
+        for i, elem in enumerate(kept):
+            others = np.logical_or.reduce([f.mask for j, f in enumerate(kept) if j != i])
+            own = elem.mask & ~others & (leaves.var > 0)
+            sign = _sign(float(leaves.dev[elem.mask].sum()))
+            if abs(float(_z(sign * leaves.dev[own].sum(), leaves.var[own].sum()))) < z:
+                del kept[i]
+                dropped = True
+                break
+    return kept
 
 
 def _overdispersion(
@@ -174,10 +337,8 @@ def _overdispersion(
     leaf-level residuals cannot see. Candidates with evidence that do not touch the best
     element are mostly null, so their median gain reveals it.
     """
-    null = [
-        gains[(gains > 0) & (np.bincount(c.gid, best, c.n_groups) == 0)]
-        for c, gains in zip(cuboids, per_cuboid, strict=True)
-    ]
+    touched = _cuboid_sums(cuboids, [best.astype(float)])
+    null = [gains[(gains > 0) & (t[0] == 0)] for t, gains in zip(touched, per_cuboid, strict=True)]
     gains = np.concatenate(null)
     if gains.size < _MIN_NULL_CANDIDATES:
         return 1.0
@@ -191,92 +352,185 @@ def _noise_threshold(cuboids: Sequence[_Cuboid], margin: float) -> float:
 
 
 def _best_element(
-    cuboids: Sequence[_Cuboid],
-    actual: np.ndarray,
-    expected: np.ndarray,
-    weights: np.ndarray,
-    active: np.ndarray,
+    cuboids: Sequence[_Cuboid], leaves: _Leaves
 ) -> tuple[float, float, int, int, list[np.ndarray]] | None:
-    """Score every candidate over the active leaves; return the best and all cuboid gains."""
-    x = expected * active
-    y = (actual - expected) * active
-    wxy, wxx, wyy = weights * x * y, weights * x * x, weights * y * y
-    per_cuboid = [_gains(c, wxy, wxx, wyy, x) for c in cuboids]
+    """Score every candidate over the leaves in play: the best gain, the gain of one effect
+    for all of them at once, the best candidate and all cuboid gains."""
+    w, x, y = leaves.weight, leaves.design, leaves.dev
+    columns = [w * x * y, w * x * x, w * y * y, x]
+    per_cuboid = [_gains(*sums) for sums in _cuboid_sums(cuboids, columns)]
     best = max(range(len(cuboids)), key=lambda i: per_cuboid[i].max(initial=0.0))
     if per_cuboid[best].size == 0:
         return None
     group = int(per_cuboid[best].argmax())
-    gain = float(per_cuboid[best][group])
-    return gain, _root_gain(wxy, wxx, wyy, x), best, group, per_cuboid
+    root = _gains(*(np.array([col.sum()]) for col in columns))
+    return float(per_cuboid[best][group]), float(root[0]), best, group, per_cuboid
 
 
-def _prefer_ancestor(
+def _settle_depth(
     cuboids: Sequence[_Cuboid],
-    cub_idx: int,
-    group: int,
-    per_cuboid: Sequence[np.ndarray],
-    keep: float,
-) -> tuple[int, int]:
-    """Shallowest ancestor that explains nearly as much: its extra leaves carry no evidence."""
-    attrs = set(cuboids[cub_idx].attrs)
-    leaf = int(np.flatnonzero(cuboids[cub_idx].gid == group)[0])
-    target = keep * float(per_cuboid[cub_idx][group])
-    choice = (len(attrs), -float(per_cuboid[cub_idx][group]), cub_idx, group)
-    for i, cub in enumerate(cuboids):
-        if set(cub.attrs) < attrs:
-            anc_group = int(cub.gid[leaf])
-            anc_gain = float(per_cuboid[i][anc_group])
-            if anc_gain >= target:
-                choice = min(choice, (len(cub.attrs), -anc_gain, i, anc_group))
-    return choice[2], choice[3]
-
-
-def _climb_broad_parents(
-    cuboids: Sequence[_Cuboid],
-    cub_idx: int,
-    group: int,
-    level: np.ndarray,
-    zscore: np.ndarray,
+    index: dict[tuple[int, ...], int],
+    start: tuple[int, int],
+    leaves: _Leaves,
+    min_gain: float,
     options: SearchOptions,
 ) -> tuple[int, int]:
-    """Move up to a parent while most of its other children moved the same way.
+    """Walk from the best-fitting element to the level of the hierarchy the evidence supports.
 
-    The one-factor fit favours the child that moved most; when its siblings moved too (by other
-    amounts) the root cause is the parent, as the ripple effect of a parent-level fault.
+    Up while a parent's other children moved with the element, else down while a child holds
+    the move. Every step is a test in the leaves' own noise units, not a share or a depth
+    constant, so it reads the same on a 20-leaf cube and a 100k-leaf one; a step never returns
+    to an element already visited, nor goes down to a child that noise alone could explain
+    (gain below `min_gain`).
     """
-    index = {c.attrs: i for i, c in enumerate(cuboids)}
-    climbed = True
-    while climbed and len(cuboids[cub_idx].attrs) > 1:
-        climbed = False
-        cub = cuboids[cub_idx]
-        in_elem = cub.gid == group
-        for attr in cub.attrs:
-            p_idx = index[tuple(a for a in cub.attrs if a != attr)]
-            p_group = int(cuboids[p_idx].gid[np.flatnonzero(in_elem)[0]])
-            parent = cuboids[p_idx].gid == p_group
-            if _siblings_agree(cub, group, parent, level, zscore, options):
-                cub_idx, group, climbed = p_idx, p_group, True
-                break
+    cub_idx, group = start
+    seen = {start}
+    for _ in range(4 * options.max_depth):
+        step = _climb(cuboids, index, cub_idx, group, leaves, options.part_z)
+        if step is None and len(cuboids[cub_idx].attrs) < options.max_depth:
+            step = _descend(cuboids, index, cub_idx, group, leaves, min_gain, options.part_z)
+        if step is None or step in seen:
+            break
+        seen.add(step)
+        cub_idx, group = step
     return cub_idx, group
 
 
-def _siblings_agree(
-    cub: _Cuboid,
+def _climb(
+    cuboids: Sequence[_Cuboid],
+    index: dict[tuple[int, ...], int],
+    cub_idx: int,
     group: int,
-    parent_mask: np.ndarray,
-    level: np.ndarray,
-    zscore: np.ndarray,
-    options: SearchOptions,
-) -> bool:
-    """Whether most of the siblings' level sits in leaves that moved significantly alike.
+    leaves: _Leaves,
+    z: float,
+) -> tuple[int, int] | None:
+    """The parent whose other children moved with the element, if any (the most significant).
 
-    Judged per leaf, so a sibling touched by another, narrower cause does not count as moved.
+    Those siblings must have moved significantly in the element's direction taken together, and
+    more of them must have moved than verifiably stayed put: a parent-level fault reaches most
+    of its children (by different amounts: devices do not all react alike), while one moved
+    sibling among quiet ones is a separate, narrower cause that a later step finds.
     """
-    in_elem = cub.gid == group
-    sib = parent_mask & ~in_elem
-    total = level[sib].sum()
-    if total <= 0:
+    cub = cuboids[cub_idx]
+    if len(cub.attrs) < 2:
+        return None
+    elem = cub.gid == group
+    sign, effect = _direction(elem, leaves)
+    first = int(np.flatnonzero(elem)[0])
+    best: tuple[float, int, int] | None = None
+    for attr in cub.attrs:
+        p_idx = index[tuple(a for a in cub.attrs if a != attr)]
+        p_group = int(cuboids[p_idx].gid[first])
+        rest = (cuboids[p_idx].gid == p_group) & ~elem & (leaves.var > 0)
+        if not rest.any():  # nothing else under the parent: the shorter name says the same
+            return p_idx, p_group
+        by_value = cuboids[index[(attr,)]]
+        dev, design, var = leaves.sums(by_value.gid, rest, by_value.n_groups)
+        together = float(_z(sign * dev.sum(), var.sum()))
+        moved, stayed = _judge(sign, effect, dev, design, var, z)
+        if together >= z and moved > stayed and (best is None or together > best[0]):
+            best = (together, p_idx, p_group)
+    return None if best is None else (best[1], best[2])
+
+
+def _descend(
+    cuboids: Sequence[_Cuboid],
+    index: dict[tuple[int, ...], int],
+    cub_idx: int,
+    group: int,
+    leaves: _Leaves,
+    min_gain: float,
+    z: float,
+) -> tuple[int, int] | None:
+    """The best-fitting child that holds the element's move, if any.
+
+    Along each further attribute the element splits into children. Go down to the best of them
+    when the rest of the element stayed as expected (not significantly moved, and significantly
+    short of what the child's effect would have given it: the child carries nearly all of the
+    deviation), or when at least as many children verifiably stayed put as moved (the element
+    only gathers a few moved parts). Among attributes that qualify, the best child wins.
+    """
+    cub = cuboids[cub_idx]
+    elem = (cub.gid == group) & (leaves.var > 0)
+    sign, effect = _direction(elem, leaves)
+    n_dims = 1 + max(max(c.attrs) for c in cuboids)
+    best: tuple[float, int, int] | None = None
+    for attr in range(n_dims):
+        if attr in cub.attrs:
+            continue
+        c_idx = index[tuple(sorted((*cub.attrs, attr)))]
+        children = cuboids[c_idx]
+        dev, design, var = leaves.sums(children.gid, elem, children.n_groups)
+        present = np.flatnonzero(var > 0)
+        if present.size < 2:
+            continue
+        gains = leaves.gains(children.gid, elem, children.n_groups)
+        child = int(present[np.argmax(gains[present])])
+        if gains[child] < min_gain or (best is not None and gains[child] <= best[0]):
+            continue
+        moved, stayed = _judge(sign, effect, dev, design, var, z)
+        if stayed >= max(moved, 1) or _rest_stayed(sign, child, dev, design, var, z):
+            best = (float(gains[child]), c_idx, child)
+    return None if best is None else (best[1], best[2])
+
+
+def _direction(elem: np.ndarray, leaves: _Leaves) -> tuple[float, float]:
+    """Sign of the element's deviation and its common effect (deviation per unit of design)."""
+    dev = float(leaves.dev[elem].sum())
+    design = float(leaves.design[elem].sum())
+    return _sign(dev), (dev / design if design > 0 else 0.0)
+
+
+def _judge(
+    sign: float, effect: float, dev: np.ndarray, design: np.ndarray, var: np.ndarray, z: float
+) -> tuple[int, int]:
+    """How many parts moved in the direction `sign`, and how many verifiably stayed put.
+
+    A part moved when its deviation is significant; it stayed put when its deviation is not
+    significant either way and falls significantly short of what `effect` would have given it.
+    Parts too small to tell, or that moved the other way, count as neither.
+    """
+    z_dev = _z(sign * dev, var)
+    short = _z(sign * (dev - effect * design), var) <= -z
+    stayed = (np.abs(z_dev) < z) & short & (var > 0)
+    return int((z_dev >= z).sum()), int(stayed.sum())
+
+
+def _rest_stayed(
+    sign: float, child: int, dev: np.ndarray, design: np.ndarray, var: np.ndarray, z: float
+) -> bool:
+    """Whether the element's leaves outside `child` stayed as expected while the child moved."""
+    rest_var = var.sum() - var[child]
+    if design[child] <= 0 or rest_var <= 0:
         return False
-    direction = np.sign(zscore[in_elem].sum())
-    moved = sib & (direction * zscore >= options.sibling_z)
-    return bool(level[moved].sum() >= options.sibling_share * total)
+    effect = dev[child] / design[child]
+    rest_dev = sign * (dev.sum() - dev[child])
+    rest_like = sign * effect * (design.sum() - design[child])
+    return bool(abs(_z(rest_dev, rest_var)) < z and _z(rest_dev - rest_like, rest_var) <= -z)
+
+
+def _everywhere(
+    cuboids: Sequence[_Cuboid], index: dict[tuple[int, ...], int], leaves: _Leaves, z: float
+) -> bool:
+    """Whether the move reached the whole cube: along no attribute did a value verifiably
+    stay put (fall significantly short of the overall effect without moving itself)."""
+    live = leaves.var > 0
+    sign, effect = _direction(live, leaves)
+    for attr in range(1 + max(max(c.attrs) for c in cuboids)):
+        values = cuboids[index[(attr,)]]
+        _, stayed = _judge(sign, effect, *leaves.sums(values.gid, live, values.n_groups), z)
+        if stayed:
+            return False
+    return True
+
+
+def _z(dev: np.ndarray | float, var: np.ndarray | float) -> np.ndarray:
+    """dev / sqrt(var), 0 where there is no variance."""
+    dev_a, var_a = np.asarray(dev, dtype=float), np.asarray(var, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = np.where(var_a > 0, dev_a / np.sqrt(np.where(var_a > 0, var_a, 1.0)), 0.0)
+    return out
+
+
+def _sign(value: float) -> float:
+    return -1.0 if value < 0 else 1.0

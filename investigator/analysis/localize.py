@@ -52,10 +52,8 @@ def localize(
     [] when nothing stands out (no anomaly / change spread evenly). `max_depth` caps how many
     attributes an element combines; a larger `margin` asks for stronger evidence per element.
     """
-    leaves = _group_leaves(df, dims, [actual, expected])
-    codes, labels = _encode(leaves, dims)
-    act = leaves[actual].to_numpy(float)
-    exp = leaves[expected].to_numpy(float)
+    codes, labels, leaves = _leaf_table(df, dims, [actual, expected])
+    act, exp = leaves[actual], leaves[expected]
     found = search(codes, act, exp, _options(max_elements, max_depth, margin, len(dims)))
     total_change = act.sum() - exp.sum()
     return [_additive_element(f, dims, labels, codes, act, exp, total_change) for f in found]
@@ -80,11 +78,15 @@ def localize_ratio(
     reported, only segments whose rate moved.
     """
     cols = [num_actual, num_expected, den_actual, den_expected]
-    leaves = _group_leaves(df, dims, cols)
-    codes, labels = _encode(leaves, dims)
-    na, ne, da, de = (leaves[c].to_numpy(float) for c in cols)
+    codes, labels, leaves = _leaf_table(df, dims, cols)
+    na, ne, da, de = (leaves[c] for c in cols)
     exp_num = _expected_numerator(ne, de, da, na)
-    found = search(codes, na, exp_num, _options(max_elements, max_depth, margin, len(dims)))
+    options = _options(max_elements, max_depth, margin, len(dims))
+    model = _proportion_noise(na, ne, da, de)
+    if model is None:
+        found = search(codes, na, exp_num, options)
+    else:
+        found = search(codes, na, exp_num, options, variance=model[0], design=model[1])
     totals = _RatioTotals(*(float(p.sum()) for p in (na, ne, da, de)))
     return [_ratio_element(f, dims, labels, codes, (na, ne, da, de), exp_num, totals) for f in found]
 
@@ -93,24 +95,40 @@ def _options(max_elements: int, max_depth: int, margin: float, n_dims: int) -> S
     return SearchOptions(max_elements=max_elements, max_depth=min(max_depth, n_dims), margin=margin)
 
 
-def _group_leaves(df: pd.DataFrame, dims: Sequence[str], values: Sequence[str]) -> pd.DataFrame:
-    """One row per leaf, NaN as 0, dimension values as strings (duplicates summed)."""
+def _leaf_table(
+    df: pd.DataFrame, dims: Sequence[str], values: Sequence[str]
+) -> tuple[np.ndarray, list[np.ndarray], dict[str, np.ndarray]]:
+    """One row per leaf: integer code per attribute, the labels to decode them, summed values.
+
+    Dimension values are compared as text (1 and "1" are one value); rows missing a dimension
+    value are left out; values NaN or non-numeric count as 0; duplicate rows of a leaf are summed.
+    """
     missing = [c for c in [*dims, *values] if c not in df.columns]
     if missing:
         raise KeyError(f"columns {missing} not found; columns are: {list(df.columns)}")
     if not dims:
         raise ValueError("dims is empty; pass the attribute columns to localize over")
-    frame = pd.DataFrame({d: df[d].astype(str).to_numpy() for d in dims})
-    for col in dict.fromkeys(values):
-        frame[col] = pd.to_numeric(df[col], errors="coerce").fillna(0.0).to_numpy(float)
-    return frame.groupby(list(dims), sort=False, as_index=False)[list(dict.fromkeys(values))].sum()
-
-
-def _encode(leaves: pd.DataFrame, dims: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Integer code per leaf and attribute, with the labels to decode them."""
-    pairs = [pd.factorize(leaves[d]) for d in dims]
-    codes = np.column_stack([p[0] for p in pairs]) if pairs else np.empty((0, 0), np.int64)
-    return codes.astype(np.int64), [np.asarray(p[1], dtype=object) for p in pairs]
+    keep = np.logical_and.reduce([df[d].notna().to_numpy() for d in dims])
+    rows = df if keep.all() else df[keep]
+    columns, labels = [], []
+    for d in dims:
+        raw, uniques = pd.factorize(rows[d])
+        text, names = pd.factorize(pd.Series(uniques).astype(str).to_numpy(dtype=object))
+        columns.append(text[raw].astype(np.int64))
+        labels.append(np.asarray(names, dtype=object))
+    codes = np.column_stack(columns)
+    sums = {
+        c: pd.to_numeric(rows[c], errors="coerce").fillna(0.0).to_numpy(float) for c in dict.fromkeys(values)
+    }
+    leaf = codes[:, 0]
+    for j in range(1, codes.shape[1]):
+        leaf = pd.factorize(leaf * (int(codes[:, j].max(initial=0)) + 1) + codes[:, j])[0]
+    n_leaves = int(leaf.max(initial=-1)) + 1
+    if n_leaves == len(leaf):
+        return codes, labels, sums
+    first = np.empty(n_leaves, np.int64)
+    first[leaf[::-1]] = np.arange(len(leaf) - 1, -1, -1)
+    return codes[first], labels, {c: np.bincount(leaf, v, n_leaves) for c, v in sums.items()}
 
 
 def _segment(f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.ndarray) -> dict[str, str]:
@@ -165,6 +183,34 @@ def _expected_numerator(
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = num_expected / den_expected
     return np.where(den_expected > 0, den_actual * rate, num_actual)
+
+
+def _proportion_noise(
+    num_actual: np.ndarray,
+    num_expected: np.ndarray,
+    den_actual: np.ndarray,
+    den_expected: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Binomial noise variance and odds-shift design of the numerator, for a proportion.
+
+    When every numerator lies within [0, its denominator] the metric is a share of counts
+    (success rate, conversion): the numerator given its denominator n is binomial, var =
+    n·p(1-p), plus the expected rate's own error (estimated on the expected denominator). A
+    common cause shifts the odds of every leaf alike, which moves a leaf's numerator by n·p(1-p)
+    per unit shift: leaves near 0 % or 100 % barely move. p is the leaf's rate over both periods
+    with one success and one failure added, so that a leaf with no failures yet keeps some noise.
+    None for other ratios (revenue per order, ...): their noise is estimated from the leaves.
+    """
+    counts = (num_actual, num_expected, den_actual, den_expected)
+    if any((c < 0).any() for c in counts):
+        return None
+    if (num_actual > den_actual * (1 + 1e-9)).any() or (num_expected > den_expected * (1 + 1e-9)).any():
+        return None
+    rate = (num_actual + num_expected + 1.0) / (den_actual + den_expected + 2.0)
+    design = den_actual * rate * (1.0 - rate)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        forecast_error = np.where(den_expected > 0, den_actual / den_expected, 0.0)
+    return design * (1.0 + forecast_error), design
 
 
 def _ratio_element(

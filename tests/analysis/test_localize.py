@@ -181,3 +181,123 @@ def test_public_b0_cases_are_localized_exactly() -> None:
         got = {"&".join(f"{k}={v}" for k, v in sorted(e.segment.items())) for e in found}
         want = {"&".join(sorted(e.split("&"))) for e in row["set"].split(";")}
         assert got == want
+
+
+def test_single_planted_leaf_is_that_leaf() -> None:
+    dims = {d: DIMS[d] for d in ("country", "platform", "channel")}
+    leaf = {"country": "JP", "platform": "ios", "channel": "email"}
+    frame = weekly([(leaf, 0.3)], seed=20, dims=dims, scale=2000.0)
+    found = localize(frame, list(dims), "last", "prev")
+    assert segments(found) == [leaf]
+
+
+def test_nothing_planted_in_a_wide_sparse_cube_gives_nothing() -> None:
+    # 20k leaves drawn from 5 attributes of 30 values: most deep candidates hold one leaf, and
+    # last and previous week are independent draws (no change anywhere).
+    rng = np.random.default_rng(21)
+    dims = [f"attr{i}" for i in range(5)]
+    codes = np.unique(rng.integers(0, 30, size=(20_000, 5)), axis=0)
+    frame = pd.DataFrame({d: [f"{d}_{v}" for v in codes[:, i]] for i, d in enumerate(dims)})
+    base = rng.lognormal(3.0, 1.0, len(frame))
+    frame["prev"] = rng.poisson(base).astype(float)
+    frame["last"] = rng.poisson(base).astype(float)
+    assert localize(frame, dims, "last", "prev") == []
+
+
+def test_a_later_cross_cutting_cause_does_not_lift_the_first_to_its_parent() -> None:
+    # Every category of the US holds some email leaves: until email is found, they all look moved.
+    causes = [({"country": "US", "category": "toys"}, 0.3), ({"channel": "email"}, 0.85)]
+    found = run(weekly(causes, seed=22, scale=300.0))
+    assert sorted(map(str, segments(found))) == sorted(map(str, [c for c, _ in causes]))
+
+
+# Success rate of video plays per CDN, bitrate, p2p and device (the RS benchmark's shape).
+VIDEO = {
+    "cdn": ["3", "5", "7", "8"],
+    "bitrate": ["500", "1200", "2000", "2500", "4000"],
+    "p2p": ["0", "1"],
+    "device": ["C1", "C2", "C3", "C8"],
+}
+REACTION = {"C1": 1.0, "C2": 0.5, "C3": 0.25, "C8": 0.0}
+
+
+def plays(
+    causes: list[tuple[dict[str, str], float]],
+    *,
+    seed: int,
+    drift: float = 0.0,
+    p2p_share: float = 0.5,
+) -> pd.DataFrame:
+    """Plays and successful plays per leaf, this minute vs the previous one.
+
+    Each cause adds failures to its leaves by device: C1 reacts fully, C2 and C3 less, C8 not at
+    all (and it rarely fails). `drift` makes every leaf's failure rate wander by that relative
+    amount between the two minutes, as real rates do.
+    """
+    rng = np.random.default_rng(seed)
+    leaves = pd.DataFrame(list(itertools.product(*VIDEO.values())), columns=list(VIDEO))
+    share = np.where(leaves["p2p"] == "1", p2p_share, 1.0 - p2p_share) * 2.0
+    size = 300.0 * rng.lognormal(0.0, 1.0, len(leaves)) * share
+    fail = np.where(leaves["device"] == "C8", 0.0005, rng.uniform(0.005, 0.03, len(leaves)))
+    now = fail * np.exp(drift * rng.normal(size=len(leaves)))
+    reaction = leaves["device"].map(REACTION).to_numpy(float)
+    for segment, extra in causes:
+        mask = in_segment(leaves, segment)
+        now[mask] += extra * reaction[mask]
+    leaves["plays_prev"] = rng.poisson(size).astype(float)
+    leaves["plays_last"] = rng.poisson(size).astype(float)
+    leaves["ok_prev"] = leaves["plays_prev"] - rng.binomial(leaves["plays_prev"].astype(int), fail)
+    failed = rng.binomial(leaves["plays_last"].astype(int), np.clip(now, 0.0, 1.0))
+    leaves["ok_last"] = leaves["plays_last"] - failed
+    return leaves
+
+
+def run_plays(frame: pd.DataFrame) -> list[Element]:
+    return localize_ratio(frame, list(VIDEO), "ok_last", "ok_prev", "plays_last", "plays_prev")
+
+
+def test_success_rate_parent_whose_devices_react_unequally_is_the_parent() -> None:
+    # bitrate=2000 fails: C1 badly, C2 and C3 less, C8 not at all. The fault is the bitrate's,
+    # not the device's: most of its devices moved, each by its own amount.
+    found = run_plays(plays([({"bitrate": "2000"}, 0.3)], seed=30))
+    assert segments(found) == [{"bitrate": "2000"}]
+    assert found[0].actual < found[0].expected and found[0].change < 0
+
+
+@pytest.mark.parametrize("seed", [30, 39, 42])
+def test_success_rate_child_that_carries_the_whole_move_is_the_child(seed: int) -> None:
+    # Only the p2p plays of bitrate=2000 fail: the other half of that bitrate stayed as
+    # expected, so neither bitrate=2000 nor p2p=1 is the cause.
+    found = run_plays(plays([({"bitrate": "2000", "p2p": "1"}, 0.3)], seed=seed))
+    assert segments(found) == [{"bitrate": "2000", "p2p": "1"}]
+
+
+@pytest.mark.parametrize("seed", [30, 31])
+def test_success_rate_two_causes_under_one_broad_segment_are_both_found(seed: int) -> None:
+    # p2p=1 holds 90 % of the plays and so most of both failures: it is not a cause itself.
+    causes = [({"bitrate": "2500"}, 0.3), ({"bitrate": "500"}, 0.2)]
+    found = run_plays(plays(causes, seed=seed, p2p_share=0.9))
+    assert sorted(map(str, segments(found))) == sorted(map(str, [c for c, _ in causes]))
+
+
+def test_success_rate_one_failed_play_is_not_an_element() -> None:
+    frame = plays([], seed=33)
+    one = {"cdn": "9", "bitrate": "500", "p2p": "0", "device": "C1"}
+    frame.loc[len(frame)] = {**one, "plays_prev": 1.0, "plays_last": 1.0, "ok_prev": 1.0, "ok_last": 0.0}
+    assert run_plays(frame) == []
+
+
+@pytest.mark.parametrize("seed", range(34, 38))
+def test_success_rate_with_drifting_rates_and_nothing_planted_gives_nothing(seed: int) -> None:
+    assert run_plays(plays([], seed=seed, drift=0.3)) == []
+
+
+@pytest.mark.parametrize("seed", range(38, 41))
+def test_conversion_with_drifting_rates_and_nothing_planted_gives_nothing(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    frame = weekly([], seed=seed, scale=500.0)
+    rate = rng.uniform(0.01, 0.2, len(frame))
+    drifted = np.clip(rate * np.exp(0.2 * rng.normal(size=len(frame))), 0.0, 1.0)
+    frame["orders_prev"] = rng.binomial(frame["prev"].astype(int), rate).astype(float)
+    frame["orders_last"] = rng.binomial(frame["last"].astype(int), drifted).astype(float)
+    assert localize_ratio(frame, list(DIMS), "orders_last", "orders_prev", "last", "prev") == []
