@@ -110,7 +110,9 @@ def noise_weights(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     p (1 = Poisson-like, 2 = multiplicative) and s are estimated robustly from the leaves, so
     forecasts with relative error and raw counts week-over-week are both weighted sensibly.
     """
-    level = (actual + expected) / 2.0
+    # noise grows with the size of a leaf's flows, whatever their sign: a loss-making cell of a
+    # profit metric is as noisy as a profitable one of the same size (and must not be ignored)
+    level = np.abs(actual + expected) / 2.0
     pos = level > 0
     weights: np.ndarray = np.zeros_like(level)
     if not pos.any():

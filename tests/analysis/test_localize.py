@@ -301,3 +301,20 @@ def test_conversion_with_drifting_rates_and_nothing_planted_gives_nothing(seed: 
     frame["orders_prev"] = rng.binomial(frame["prev"].astype(int), rate).astype(float)
     frame["orders_last"] = rng.binomial(frame["last"].astype(int), drifted).astype(float)
     assert localize_ratio(frame, list(DIMS), "orders_last", "orders_prev", "last", "prev") == []
+
+
+def test_loss_making_leaves_are_weighed_not_ignored() -> None:
+    """A profit cube where one region loses money: its losses deepening is a cause like any other
+    (noise grows with the size of a leaf's flows, whatever their sign)."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for region in ["north", "south", "east", "west"]:
+        for shop in range(12):
+            base = -400.0 if region == "west" else 1000.0 + 50 * shop
+            drop = -300.0 if region == "west" else 0.0
+            rows.append(
+                {"region": region, "shop": f"s{shop}", "predict": base, "real": base + drop + rng.normal(0, 8)}
+            )
+    found = localize(pd.DataFrame(rows), ["region", "shop"])
+    assert [e.segment for e in found] == [{"region": "west"}]
+    assert found[0].share == pytest.approx(1.0, abs=0.05)
