@@ -312,9 +312,8 @@ def test_loss_making_leaves_are_weighed_not_ignored() -> None:
         for shop in range(12):
             base = -400.0 if region == "west" else 1000.0 + 50 * shop
             drop = -300.0 if region == "west" else 0.0
-            rows.append(
-                {"region": region, "shop": f"s{shop}", "predict": base, "real": base + drop + rng.normal(0, 8)}
-            )
+            real = base + drop + rng.normal(0, 8)
+            rows.append({"region": region, "shop": f"s{shop}", "predict": base, "real": real})
     found = localize(pd.DataFrame(rows), ["region", "shop"])
     assert [e.segment for e in found] == [{"region": "west"}]
     assert found[0].share == pytest.approx(1.0, abs=0.05)
