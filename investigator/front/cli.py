@@ -1,4 +1,8 @@
-"""`investigate`: the command line. Exit codes: 0 done, 2 user error, 1 internal error."""
+"""`investigate`: the command line.
+
+Exit codes: 0 concluded, 3 cut short (a partial conclusion at a limit: continue it with
+`investigate resume RUN_ID --more N`), 2 user error, 1 internal error, 130 interrupted.
+"""
 
 from __future__ import annotations
 
@@ -8,37 +12,68 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from investigator.config import load_settings
 from investigator.errors import InvestigatorError, UserError
 from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
-from investigator.runner import LLMChoice, investigate, resume
+from investigator.runner import LLMChoice, continue_run, investigate, resume
 from investigator.sources.request import build_request
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _finish(report: Report, json_path: Path | None, quiet: bool) -> None:
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.model_dump_json(indent=2))
-    render_terminal(report, Console(), quiet=quiet)
+CUT_SHORT = 3
+
+
+def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path) -> None:
+    """Print the report (or its JSON, with `--json -`), say where the files are, and exit 3 when
+    the run stopped at a limit, so a scheduler can tell done from cut short."""
+    text = report.model_dump_json(indent=2)
+    if json_path is not None and str(json_path) == "-":
+        print(text)
+    else:
+        if json_path is not None:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            json_path.write_text(text)
+        render_terminal(report, Console(), quiet=quiet)
+        if not quiet:
+            folder = runs_dir / report.run_id
+            err.print(Text(f"report: {folder / 'report.html'} · trail: {folder / 'investigation.ipynb'}"))
+    if report.status == "partial":
+        err.print(
+            Text(
+                f"stopped after {report.stats.iterations} iterations ({report.stop_reason}): the conclusion "
+                f"is partial; continue with `investigate resume {report.run_id} --more 5`",
+                style="yellow",
+            )
+        )
+        raise typer.Exit(CUT_SHORT)
 
 
 def _guard(fn: Callable[[], None]) -> None:
+    """One line per failure, never a traceback; text from the data is printed as text."""
     try:
         fn()
     except UserError as e:
-        err.print(f"[bold red]error:[/] {e}", highlight=False)
+        err.print(Text("error: ", style="bold red") + Text(str(e)), highlight=False)
         raise typer.Exit(2) from None
     except InvestigatorError as e:
-        err.print(f"[bold red]failed:[/] {e}", highlight=False)
+        err.print(Text("failed: ", style="bold red") + Text(str(e)), highlight=False)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        err.print("interrupted; the run's state is saved: resume it with `investigate resume RUN_ID`")
+        err.print("interrupted; the run's state is saved: continue it with `investigate resume RUN_ID`")
         raise typer.Exit(130) from None
+
+
+def _version(show: bool) -> None:
+    if show:
+        from investigator import __version__
+
+        print(f"investigate {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback(invoke_without_command=True)
@@ -76,6 +111,9 @@ def main_command(
         str | None, typer.Option(help="LLM planner: tools | json | json_schema | md_json.")
     ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where run folders go (default ./runs).")] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
     ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet}
@@ -96,21 +134,36 @@ def main_command(
         )
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks, llm=LLMChoice(model=model, mode=llm_mode))
-        _finish(report, json_path, quiet)
+        _finish(report, json_path, quiet, settings.runs_dir)
 
     _guard(go)
 
 
 @app.command("resume")
-def resume_command(ctx: typer.Context, run_id: str) -> None:
-    """Continue a run from its last completed iteration."""
+def resume_command(
+    ctx: typer.Context,
+    run_id: str,
+    more: Annotated[
+        int | None, typer.Option(min=1, help="Give a finished or cut-short run this many more steps.")
+    ] = None,
+    runs_dir: Annotated[Path | None, typer.Option(help="Where run folders are (default ./runs).")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
+    quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
+) -> None:
+    """Continue a run from its last completed iteration (killed or stopped), or with --more N give
+    it N more steps."""
     opts = ctx.obj or {}
+    runs_dir, json_path = runs_dir or opts.get("runs_dir"), json_path or opts.get("json_path")
+    quiet = quiet or bool(opts.get("quiet", False))
 
     def go() -> None:
-        settings = load_settings(runs_dir=opts.get("runs_dir"))
-        with progress(settings.max_iterations, enabled=not opts.get("quiet", False)) as hooks:
-            report = resume(run_id, settings, hooks)
-        _finish(report, opts.get("json_path"), opts.get("quiet", False))
+        settings = load_settings(runs_dir=runs_dir)
+        with progress(settings.max_iterations, enabled=not quiet) as hooks:
+            if more:
+                report = continue_run(run_id, settings, more, hooks)
+            else:
+                report = resume(run_id, settings, hooks)
+        _finish(report, json_path, quiet, settings.runs_dir)
 
     _guard(go)
 
