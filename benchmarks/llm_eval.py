@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scenarios import SHARED, cause_found
+from scenarios import SETS, cause_found, generated_set
 
 from investigator.config import load_settings
 from investigator.errors import InvestigatorError
@@ -93,6 +93,15 @@ def reachable(llm: LLMSettings) -> str | None:
     return None
 
 
+def scenario_folders(chosen: Path | None, scratch: Path) -> list[Path]:
+    """The given folder, else ../shared/scenarios, else one generated scenario per cause kind."""
+    if chosen is None and not SETS[0].exists():
+        print("no ../shared: using scenarios made by investigator.sources.synth", file=sys.stderr)
+        chosen = generated_set(scratch / "generated")
+    folder = chosen or SETS[0]
+    return sorted(p for p in folder.iterdir() if (p / "truth.json").exists()) if folder.exists() else []
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL, else OpenAI)")
@@ -100,7 +109,11 @@ def main() -> int:
     ap.add_argument(
         "--mode", choices=["tools", "json", "json_schema", "md_json"], help="structured-output mode"
     )
-    ap.add_argument("--dir", type=Path, default=SHARED, help="scenario folders (each with truth.json)")
+    ap.add_argument(
+        "--dir",
+        type=Path,
+        help="scenario folders (each with truth.json); default ../shared/scenarios, else generated",
+    )
     ap.add_argument("--only", help="comma-separated scenario names")
     ap.add_argument("--max-iterations", type=int)
     ap.add_argument("--no-offline", action="store_true", help="skip the offline baseline")
@@ -108,16 +121,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write every row here")
     args = ap.parse_args()
 
-    folders = (
-        sorted(p for p in args.dir.iterdir() if (p / "truth.json").exists()) if args.dir.exists() else []
-    )
-    if args.only:
-        folders = [f for f in folders if f.name in set(args.only.split(","))]
-    if not folders:
-        print(f"no scenarios under {args.dir}", file=sys.stderr)
-        return 2
-
     fake = FakeOpenAI(default=lambda seen: answer({"not": "what was asked"})).start() if args.fake else None
+    scratch = tempfile.TemporaryDirectory()
     try:
         llm = load_llm_settings(
             base_url=fake.url if fake else args.base_url,
@@ -126,9 +131,15 @@ def main() -> int:
             mode=args.mode,
             max_validation_retries=0 if fake else None,
         )
-        problem = reachable(llm)
+        problem = reachable(llm)  # before anything else: a missing server is the first thing to say
         if problem:
             print(f"error: {problem}", file=sys.stderr)
+            return 2
+        folders = scenario_folders(args.dir, Path(scratch.name))
+        if args.only:
+            folders = [f for f in folders if f.name in set(args.only.split(","))]
+        if not folders:
+            print(f"no scenarios under {args.dir}", file=sys.stderr)
             return 2
         rows = []
         for folder in folders:
@@ -137,6 +148,7 @@ def main() -> int:
             rows += pair
             print(" | ".join(_cell(r) for r in pair), flush=True)
     finally:
+        scratch.cleanup()
         if fake:
             fake.stop()
     print(_summary(rows, llm.model if not fake else "fake server"))
