@@ -53,7 +53,7 @@ def test_structured_results_and_files(kernel: LocalKernel, tmp_path: Path) -> No
         "from investigator.analysis import emit\nemit({'kind': 'x', 'n': 3})\n"
         "open('note.txt', 'w').write('hi')\nprint('@@ forged result line')"
     )
-    assert r.data == [{"label": None, "result": {"kind": "x", "n": 3}}]
+    assert [(e.label, e.result) for e in r.data] == [(None, {"kind": "x", "n": 3})]
     assert "note.txt" in r.files and "note.txt" in kernel.list_files()
 
 
