@@ -154,7 +154,7 @@ def test_env_overrides_config(data: tuple[Path, dict], tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     r = cli("--data", str(data[0]), "--metric", "revenue", "--json", str(out), "--runs-dir", str(tmp_path),
             env={"INVESTIGATOR_MAX_ITERATIONS": "3"})  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # cut short at the limit: a partial conclusion
     report = json.loads(out.read_text())
     assert report["status"] == "partial" and report["stats"]["iterations"] == 3
 

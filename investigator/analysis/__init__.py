@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .causes import CauseKind, QualityDetail, RootCause
     from .contributions import SegmentChange, contributions, segment_table, top_contributions
     from .emit import MIME, emit
+    from .grain import Grain, detect_grain
     from .localize import Element, localize, localize_ratio
     from .movement import Movement, movement
     from .quality import QualityIssue, QualityReport, quality_checks
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from .verify import Verification, verify_causes
 
 _EXPORTS = {
+    "Grain": "grain",
+    "detect_grain": "grain",
     "SegmentChange": "contributions",
     "segment_table": "contributions",
     "CauseKind": "causes",
@@ -82,6 +85,7 @@ __all__ = [
     "CauseKind",
     "DrillDown",
     "Element",
+    "Grain",
     "Movement",
     "QualityDetail",
     "QualityIssue",
@@ -98,6 +102,7 @@ __all__ = [
     "daily_by_dimension",
     "daily_totals",
     "decompose_ratio",
+    "detect_grain",
     "drill_down",
     "emit",
     "explain_segments",

@@ -17,7 +17,12 @@ CauseKind = Literal[
     "no_change",  # the movement is within normal variation
 ]
 QualityDetail = Literal[
-    "missing_data", "duplicates", "incomplete_recent_data", "null_values", "negative_values"
+    "missing_data",
+    "duplicates",
+    "incomplete_recent_data",
+    "null_values",
+    "negative_values",
+    "relabelled",  # a dimension value vanished as another appeared in its place (renamed upstream)
 ]
 
 

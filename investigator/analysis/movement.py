@@ -32,12 +32,13 @@ class Movement(BaseModel):
 
 
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
-    """The metric over a window from a per-day frame (`date` plus the measures)."""
+    """The metric over a window from a per-period frame (`date` plus the measures); NaN when the
+    window holds no value at all (nothing, or only nulls), never 0."""
     mask = (daily["date"] >= window.start) & (daily["date"] <= window.end)
-    num = float(daily.loc[mask, spec.numerator].sum())
+    num = float(daily.loc[mask, spec.numerator].sum(min_count=1))
     if spec.denominator is None:
         return num
-    den = float(daily.loc[mask, spec.denominator].sum())
+    den = float(daily.loc[mask, spec.denominator].sum(min_count=1))
     return num / den if den else float("nan")
 
 
@@ -51,9 +52,14 @@ def pct_change(current: float, baseline: float) -> float | None:
 def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     """Relative changes of every earlier same-length window against its own baseline.
 
-    Windows end on the same weekday as the current one unless the window spans whole weeks, so
+    Windows are counted in the periods the current one is made of (days, weeks, months, ...) and
+    lie the same number of periods apart as the current window and its baseline. On daily data,
+    windows end on the same weekday as the current one unless the window spans whole weeks, so
     day-of-week effects cancel; only windows that end before the current window starts are used.
     """
+    g = spec.window_grain
+    if g.unit != "day":
+        return _period_changes(daily, spec)
     length, offset = spec.current.days, spec.baseline_offset
     full = daily.set_index("date").reindex(
         pd.date_range(daily["date"].min(), daily["date"].max(), freq="D").date, fill_value=0.0
@@ -67,6 +73,29 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     keep = (ends.dt.date <= last_end) & change.notna()
     if length % 7:
         keep &= ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week
+    out: np.ndarray = change[keep].to_numpy(dtype=float)
+    return out
+
+
+def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+    """`historical_changes` over periods: a period with no rows is missing (NaN) in data of weeks,
+    months or years, and zero in daily data summed to months."""
+    g = spec.window_grain
+    idx = pd.Series([g.index(d) for d in daily["date"]], index=daily.index)
+    cols = spec.measures
+    per = daily[cols].groupby(idx).sum(min_count=1)
+    full = per.reindex(range(int(idx.min()), int(idx.max()) + 1))
+    if spec.grain == "day":
+        full = full.fillna(0.0)
+    length, offset = spec.window_periods, spec.baseline_lag
+    num = full[spec.numerator].rolling(length, min_periods=length).sum()
+    if spec.denominator:
+        value = num / full[spec.denominator].rolling(length, min_periods=length).sum()
+    else:
+        value = num
+    base = value.shift(offset)
+    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)
+    keep = (full.index < g.index(spec.current.start)) & change.notna()
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
 

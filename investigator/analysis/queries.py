@@ -13,9 +13,17 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
+from .grain import Grain, integer_time_kind
 from .spec import AnalysisSpec
 
 CUR, BASE = "cur_", "base_"
+NULL = "null"  # the label of a null dimension value: a segment of its own
+_NULL_ALTERNATIVES = (NULL, "(null)", "<null>", "<missing>")
+_TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern -> how to make a date
+    "year": r"^\s*\d{4}\s*$",
+    "month": r"^\s*\d{4}-\d{1,2}\s*$",
+    "quarter": r"^\s*\d{4}\s*-?\s*[Qq][1-4]\s*$",
+}
 
 
 def open_table(source: Any, time_column: str, con: Any = None) -> ir.Table:
@@ -32,11 +40,101 @@ def open_table(source: Any, time_column: str, con: Any = None) -> ir.Table:
             table = con.read_csv(str(path))
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
-    if time_column in table.columns:
-        col = table[time_column]
-        if not col.type().is_date():
-            table = table.mutate(**{time_column: col.cast("timestamp").date()})
+    if time_column in table.columns and not table[time_column].type().is_date():
+        table = table.mutate(**{time_column: _as_date(table, time_column)})
     return table
+
+
+def _as_date(table: ir.Table, name: str) -> ir.DateValue:
+    """The time column as dates: timestamps cut to their day, integer years (1931) and YYYYMM
+    (202403) or YYYYMMDD integers read as such, never as seconds since 1970, and text like
+    `2024`, `2024-03` or `2024-Q1` read as the period's first day."""
+    col = table[name]
+    kind = col.type()
+    if kind.is_integer() or (kind.is_floating() and _integral(table, name)):
+        n = col.cast("int64")
+        stats = (
+            table.filter(col.notnull())
+            .aggregate(
+                lo=n.min(),
+                hi=n.max(),
+                bad_month=(~(n % 100).between(1, 12)).sum(),
+                bad_day=(~((n // 100) % 100).between(1, 12) | ~(n % 100).between(1, 31)).sum(),
+            )
+            .to_pandas()
+            .iloc[0]
+        )
+        if pd.notna(stats["lo"]):
+            what = integer_time_kind(*(int(stats[k] or 0) for k in ("lo", "hi", "bad_month", "bad_day")))
+            if what == "year":
+                return ibis.date(n, 1, 1)
+            if what == "yyyymm":
+                return ibis.date(n // 100, n % 100, 1)
+            if what == "yyyymmdd":
+                return ibis.date(n // 10000, (n // 100) % 100, n % 100)
+    if kind.is_string():
+        text = col.strip()
+        found = (
+            table.filter(col.notnull())
+            .aggregate(rows=col.count(), **{k: text.re_search(p).sum() for k, p in _TEXT_PERIODS.items()})
+            .to_pandas()
+            .iloc[0]
+        )
+        rows = int(found["rows"] or 0)
+        year = text.substr(0, 4).cast("int64")
+        if rows and int(found["year"] or 0) == rows:
+            return ibis.date(year, 1, 1)
+        if rows and int(found["month"] or 0) == rows:
+            return ibis.date(year, text.split("-")[1].cast("int64"), 1)
+        if rows and int(found["quarter"] or 0) == rows:
+            q = text.right(1).cast("int64")
+            return ibis.date(year, q * 3 - 2, 1)
+    return col.cast("timestamp").date()
+
+
+def _integral(table: ir.Table, name: str) -> bool:
+    col = table[name]
+    row = table.aggregate(frac=(col != col.floor()).sum()).to_pandas().iloc[0]
+    return not int(row["frac"] or 0)
+
+
+def null_labels(table: ir.Table, dims: list[str]) -> dict[str, str]:
+    """Per dimension, the label its null values get: "null", unless a real value is spelled so."""
+    if not dims:
+        return {}
+    aggs = {
+        f"{d}__{i}": (table[d].cast("string") == label).any()
+        for d in dims
+        for i, label in enumerate(_NULL_ALTERNATIVES)
+    }
+    row = table.aggregate(**aggs).to_pandas().iloc[0]
+    out = {}
+    for d in dims:
+        taken = [bool(row[f"{d}__{i}"]) for i in range(len(_NULL_ALTERNATIVES))]
+        out[d] = next((lab for lab, t in zip(_NULL_ALTERNATIVES, taken, strict=True) if not t), "<null:>")
+    return out
+
+
+def _label(df: pd.DataFrame, dims: list[str], labels: dict[str, str]) -> None:
+    """Dimension values as text, nulls as their own label (never "None", "nan" or a real value)."""
+    for d in dims:
+        df[d] = df[d].astype("string").fillna(labels.get(d, NULL)).astype(str)
+
+
+def _to_periods(df: pd.DataFrame, spec: AnalysisSpec, keys: list[str], sums: list[str]) -> pd.DataFrame:
+    """Per-date sums re-summed per period of the spec's grain, each dated at its period start.
+
+    Sums stay NaN when every value of a period is null: a missing value never becomes 0.
+    """
+    df["date"] = pd.to_datetime(df["date"]).dt.date
+    if spec.grain == "day" and spec.grain_step == 1:
+        return df
+    g: Grain = spec.periods
+    df["date"] = [g.start(d) for d in df["date"]]
+    agg: dict[str, Any] = {c: (lambda s: s.sum(min_count=1)) if c in sums else "sum" for c in df.columns}
+    for k in ["date", *keys]:
+        agg.pop(k, None)
+    return df.groupby(["date", *keys], as_index=False, dropna=False).agg(agg)
 
 
 def _in(t: ir.Table, spec: AnalysisSpec, start: date, end: date) -> ir.BooleanValue:
@@ -62,26 +160,33 @@ def period_cube(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
     for m in spec.measures:
         for p in (CUR, BASE):
             df[p + m] = pd.to_numeric(df[p + m], errors="coerce").fillna(0.0).astype(float)
-    for d in spec.dimensions:
-        df[d] = df[d].astype("string").fillna("(null)").astype(str)
+    _label(df, spec.dimensions, null_labels(table, spec.dimensions))
     return df.sort_values(spec.dimensions).reset_index(drop=True) if spec.dimensions else df
 
 
 def daily_totals(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
-    """Per-day sums of the metric's measures and the row count, over the whole history."""
+    """Per-period sums of the metric's measures and the row count, over the whole history.
+
+    One row per period of the data's grain (`spec.grain`): per day for daily data and event
+    timestamps, per week, month, quarter or year for coarser data, each dated (`date`) at its
+    period's first day, so a month-end row of 2024-03-31 counts in the row dated 2024-03-01. A
+    measure whose every value in a period is null stays NaN there (never 0).
+    """
     t = table
     aggs: dict[str, Any] = {m: t[m].sum() for m in spec.measures}
     aggs["rows"] = t.count()
     df = t.group_by(spec.time_column).aggregate(**aggs).to_pandas()
     df = df.rename(columns={spec.time_column: "date"})
-    df["date"] = pd.to_datetime(df["date"]).dt.date
+    df = df[df["date"].notna()]
     for m in spec.measures:
-        df[m] = pd.to_numeric(df[m], errors="coerce").fillna(0.0).astype(float)
+        df[m] = pd.to_numeric(df[m], errors="coerce").astype(float)
+    df = _to_periods(df, spec, [], spec.measures)
     return df.sort_values("date").reset_index(drop=True)
 
 
 def daily_by_dimension(table: ir.Table, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
-    """Per-day, per-value sums of the numerator and row counts for one dimension."""
+    """Per-period, per-value sums of the numerator and row counts for one dimension (periods as in
+    `daily_totals`; null values of the dimension under their own label)."""
     t = table
     df = (
         t.group_by([spec.time_column, dim])
@@ -89,41 +194,52 @@ def daily_by_dimension(table: ir.Table, spec: AnalysisSpec, dim: str) -> pd.Data
         .to_pandas()
         .rename(columns={spec.time_column: "date"})
     )
-    df["date"] = pd.to_datetime(df["date"]).dt.date
-    df[dim] = df[dim].astype("string").fillna("(null)").astype(str)
+    df = df[df["date"].notna()]
+    _label(df, [dim], null_labels(table, [dim]))
     df["value"] = pd.to_numeric(df["value"], errors="coerce").fillna(0.0).astype(float)
-    return df
+    return _to_periods(df, spec, [dim], [])
 
 
 def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | None = None) -> pd.DataFrame:
-    """Per-day row count, distinct-row count and the numerator summed over distinct rows.
+    """Per-period row count, distinct-row count and the numerator summed over distinct rows.
 
-    A distinct over every column is the costliest query there is, so callers pass the few `days`
-    worth checking.
+    A distinct over every column is the costliest query there is, so callers pass the few periods
+    (`days`: their first days, as in `daily_totals`) worth checking.
     """
-    t = table if days is None else table.filter(table[spec.time_column].isin(days))
+    t = table
+    if days is not None:
+        col = t[spec.time_column]
+        if spec.grain == "day" and spec.grain_step == 1:
+            t = t.filter(col.isin(days))
+        else:
+            g = spec.periods
+            spans = [col.between(g.start(d), g.end(d)) for d in days]
+            t = t.filter(ibis.or_(*spans) if spans else ibis.literal(False))
     rows = t.group_by(spec.time_column).aggregate(rows=t.count(), value=t[spec.numerator].sum())
     d = t.distinct()
     distinct = d.group_by(spec.time_column).aggregate(
         distinct_rows=d.count(), distinct_value=d[spec.numerator].sum()
     )
     df = rows.join(distinct, spec.time_column).to_pandas().rename(columns={spec.time_column: "date"})
-    df["date"] = pd.to_datetime(df["date"]).dt.date
     for c in ("value", "distinct_value"):
         df[c] = pd.to_numeric(df[c], errors="coerce").fillna(0.0).astype(float)
+    df = _to_periods(df, spec, [], [])
     return df.sort_values("date").reset_index(drop=True)
 
 
-def value_profile(table: ir.Table, spec: AnalysisSpec) -> dict[str, dict[str, int]]:
-    """Null and negative counts of each measure, in the current and the baseline window."""
+def value_profile(table: ir.Table, spec: AnalysisSpec) -> dict[str, dict[str, float]]:
+    """Per window (current, baseline): rows, and per measure its nulls, negatives, non-null values
+    and their sum (`<m>__nulls`, `<m>__negatives`, `<m>__values`, `<m>__sum`)."""
     t = table
-    out: dict[str, dict[str, int]] = {}
+    out: dict[str, dict[str, float]] = {}
     for name, w in (("current", spec.current), ("baseline", spec.baseline)):
         sub = t.filter(_in(t, spec, w.start, w.end))
         aggs: dict[str, Any] = {"rows": sub.count()}
         for m in spec.measures:
             aggs[f"{m}__nulls"] = sub[m].isnull().sum()
             aggs[f"{m}__negatives"] = (sub[m] < 0).sum()
+            aggs[f"{m}__values"] = sub[m].count()
+            aggs[f"{m}__sum"] = sub[m].sum()
         row = sub.aggregate(**aggs).to_pandas().iloc[0]
-        out[name] = {k: int(v) if pd.notna(v) else 0 for k, v in row.items()}
+        out[name] = {str(k): float(v) if pd.notna(v) else 0.0 for k, v in row.items()}
     return out

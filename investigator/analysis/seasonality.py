@@ -1,4 +1,10 @@
-"""Seasonality: did the same movement happen in the comparable period a year (or week) earlier?"""
+"""Seasonality: did the same movement happen in the comparable period a year (or week) earlier?
+
+Testable only where a comparable earlier period exists and the window is shorter than the season:
+daily data compares 364 and 365 days back (and a week back for windows under a week), weekly data
+52 weeks back, monthly and quarterly data the same months a year earlier. Yearly data has no season
+inside a year, and a year-over-year baseline already takes the season out.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,15 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel
 
+from .grain import Grain
 from .movement import pct_change, window_value
-from .spec import AnalysisSpec
+from .spec import AnalysisSpec, Window
 
 
 class SeasonalComparison(BaseModel):
-    lag_days: int
+    lag_days: int  # days between the current window's start and the earlier one's
     change_pct: float | None
+    lag: str = ""  # the lag in the data's periods: "364 days", "52 weeks", "12 months"
 
 
 class Seasonality(BaseModel):
@@ -25,14 +33,43 @@ class Seasonality(BaseModel):
     best_change_pct: float | None
     seasonal: bool
     available: bool  # enough history for at least one comparison
+    reason: str | None = None  # why it cannot be tested, when not available
+    best_lag: str | None = None  # the best comparison's lag in words: "12 months", "364 days"
 
 
-def _lags(spec: AnalysisSpec) -> list[int]:
-    # 364 keeps weekdays aligned, 365 keeps calendar dates; short windows also compare a week back
-    lags = [364, 365]
-    if spec.current.days < 7:
-        lags.append(7)
-    return lags
+def _lags(spec: AnalysisSpec) -> tuple[Grain, list[int], str | None]:
+    """The grain lags are counted in, the lags to try, and why none applies (if so)."""
+    g = spec.window_grain
+    if spec.baseline_kind == "yoy":
+        return g, [], "the yoy baseline already compares with the same period a year earlier"
+    if g.unit == "day":
+        if spec.current.days >= 364:
+            return g, [], "the window is a year or longer, as long as the season itself"
+        # 364 keeps weekdays aligned, 365 keeps calendar dates; short windows also compare a week back
+        return g, [364, 365] + ([7] if spec.current.days < 7 else []), None
+    if g.unit == "year":
+        return g, [], f"the data is {g.adjective}: there is no season within a year to compare"
+    per_year = 52 if g.unit == "week" else 12
+    size = g.step if g.unit == "week" else g.months or 1
+    if per_year % size:
+        return g, [], f"the data is {g.adjective}: no period falls a whole year earlier"
+    lag = per_year // size
+    if spec.window_periods >= lag:
+        return g, [], "the window is a year or longer, as long as the season itself"
+    return g, [lag], None
+
+
+def _shifted(g: Grain, w: Window, lag: int) -> Window:
+    if g.unit == "day":
+        return w.shifted(lag)
+    start, end = g.shift_window(w.start, w.end, -lag)
+    return Window(start=start, end=end)
+
+
+def _lag_text(g: Grain, lag: int) -> str:
+    if g.months is not None:
+        return f"{lag * g.months} months"
+    return Grain(g.unit, 1).count(lag * g.step)
 
 
 def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35) -> Seasonality:
@@ -44,12 +81,23 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
     first = daily["date"].min()
     cur_pct = pct_change(window_value(daily, spec, spec.current), window_value(daily, spec, spec.baseline))
     comps = []
-    for lag in _lags(spec):
-        cur_w, base_w = spec.current.shifted(lag), spec.baseline.shifted(lag)
+    g, lags, reason = _lags(spec)
+    for lag in lags:
+        cur_w, base_w = _shifted(g, spec.current, lag), _shifted(g, spec.baseline, lag)
         if base_w.start < first or (lag == 7 and spec.baseline_offset == 7):
             continue
         prior = pct_change(window_value(daily, spec, cur_w), window_value(daily, spec, base_w))
-        comps.append(SeasonalComparison(lag_days=lag, change_pct=prior))
+        comps.append(
+            SeasonalComparison(
+                lag_days=(spec.current.start - cur_w.start).days, change_pct=prior, lag=_lag_text(g, lag)
+            )
+        )
+    if lags and not comps:
+        back = _shifted(g, spec.baseline, lags[0])
+        reason = (
+            f"the history starts {first}, after the comparable period a year back ({back.start} "
+            f"to {_shifted(g, spec.current, lags[0]).end})"
+        )
     best = None
     if cur_pct is not None:
         scored = [c for c in comps if c.change_pct is not None]
@@ -70,4 +118,6 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
         best_change_pct=best.change_pct if best else None,
         seasonal=seasonal,
         available=bool(comps),
+        reason=None if comps else reason,
+        best_lag=best.lag if best else None,
     )

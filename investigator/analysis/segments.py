@@ -196,7 +196,7 @@ def drill_down(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) 
                 dimension=dim,
                 top_value=str(top),
                 share_of_segment_change=float(change[top] / seg_change),
-                baseline_share=float(w[top]),
+                baseline_share=float(w[top]) if np.isfinite(w[top]) else 0.0,
                 dispersion=disp if np.isfinite(disp) else 99.0,
             )
         )

@@ -85,11 +85,14 @@ def main_command(
     data: Annotated[
         Path | None, typer.Option(help="CSV or Parquet file; default: the metric's or the demo data.")
     ] = None,
-    window: Annotated[str, typer.Option(help="Current window: Nd or Nw.")] = "7d",
+    window: Annotated[
+        str,
+        typer.Option(help="Current window: Nd, Nw, Nmo (or Nm), Nq, Ny (whole periods)."),
+    ] = "7d",
     end: Annotated[
         str | None, typer.Option(help="Last day of the window (YYYY-MM-DD); default: last date in the data.")
     ] = None,
-    baseline: Annotated[str, typer.Option(help="previous | wow | yoy")] = "previous",
+    baseline: Annotated[str, typer.Option(help="previous | wow | mom | qoq | yoy")] = "previous",
     time_column: Annotated[
         str | None, typer.Option(help="Date column (default: the metric's, else 'date').")
     ] = None,

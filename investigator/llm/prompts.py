@@ -36,7 +36,8 @@ shows the current state of the investigation and asks for one answer. You never 
 
 Code runs in a persistent Jupyter kernel (variables survive between steps) where these are loaded:
 - table: an Ibis table of the raw rows
-- daily: a pandas DataFrame of the metric's measures per day, over the whole history
+- daily: a pandas DataFrame of the metric's measures per period of the data's grain (spec.grain: \
+day, week, month, quarter or year; `date` is the period start), over the whole history
 - cube: a pandas DataFrame with one row per segment leaf (one value of every dimension) and \
 cur_<measure> / base_<measure> sums for the current window and the baseline
 - spec: the AnalysisSpec (metric, numerator, denominator, dimensions, current and baseline windows)

@@ -1,6 +1,9 @@
 """The report's two charts: the metric over time with the window and baseline shaded, and a bridge
 (waterfall) of how segments moved it from the baseline to the window.
 
+The series is drawn at the data's grain (one point per day, week, month, quarter or year, with
+years on the axis), so monthly data shows monthly values, never per-day means near zero.
+
 Charts are drawn from small values (`ChartData`) computed once from the run's data, as PNGs made
 with matplotlib's object API, so they never touch the caller's pyplot state or backend.
 """
@@ -16,12 +19,14 @@ import pandas as pd
 from pydantic import BaseModel
 
 from investigator.analysis.causes import RootCause
+from investigator.analysis.grain import Grain, GrainUnit
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.fmt import num
 from investigator.run.evidence import Evidence
 
 MAX_STEPS = 7  # segments shown in the bridge; the rest are lumped into "other"
-CONTEXT_DAYS = 56  # history shown before the earlier of the two windows
+CONTEXT_DAYS = 56  # history shown before the earlier of the two windows (daily data)
+CONTEXT_PERIODS = {"week": 26, "month": 36, "quarter": 16, "year": 30}  # ... and at coarser grains
 
 
 class Point(BaseModel):
@@ -35,15 +40,17 @@ class Step(BaseModel):
 
 
 class ChartData(BaseModel):
-    """What the charts show: a per-day series and the bridge from baseline to current."""
+    """What the charts show: a per-period series and the bridge from baseline to current."""
 
     metric: str
     ratio: bool
-    series: list[Point]
+    series: list[Point]  # one point per period of the data, dated at the period's first day
     current: Window
     baseline: Window
-    current_level: float | None  # the window's value per day (or the ratio, for a ratio metric)
+    current_level: float | None  # the window's value per period (or the ratio, for a ratio metric)
     baseline_level: float | None
+    grain: GrainUnit = "day"
+    grain_step: int = 1
     baseline_total: float
     current_total: float
     breakdown: str  # what the bridge steps are, e.g. "channel"
@@ -57,7 +64,11 @@ def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evid
     table = open_table(data_path, spec.time_column)
     daily = daily_totals(table, spec)
     cube = period_cube(table, spec)
-    first = min(spec.baseline.start, spec.current.start) - timedelta(days=CONTEXT_DAYS)
+    earliest = min(spec.baseline.start, spec.current.start)
+    if spec.grain == "day":
+        first = earliest - timedelta(days=CONTEXT_DAYS)
+    else:
+        first = spec.periods.shift(earliest, -CONTEXT_PERIODS[spec.grain])
     shown = daily[daily["date"] >= first]
     values = _ratio(shown, spec)
     series = [Point(day=d, value=_finite(v)) for d, v in zip(shown["date"], values, strict=True)]
@@ -67,19 +78,22 @@ def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evid
     )
     dims = _breakdown_dims(spec, causes, evidence)
     steps = _steps(cube, spec, dims, cur_total - base_total)
-    per_day = 1.0 if spec.is_ratio else None
+    g = spec.periods
+    per_period = 1.0 if spec.is_ratio else None
     return ChartData(
         metric=spec.metric,
         ratio=spec.is_ratio,
         series=series,
         current=spec.current,
         baseline=spec.baseline,
-        current_level=_finite(cur_total / (per_day or spec.current.days)),
-        baseline_level=_finite(base_total / (per_day or spec.baseline.days)),
+        current_level=_finite(cur_total / (per_period or g.covers(spec.current.start, spec.current.end))),
+        baseline_level=_finite(base_total / (per_period or g.covers(spec.baseline.start, spec.baseline.end))),
         baseline_total=base_total,
         current_total=cur_total,
         breakdown=" × ".join(dims) if dims else "total",
         steps=steps,
+        grain=spec.grain,
+        grain_step=spec.grain_step,
     )
 
 
@@ -178,24 +192,70 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _grain(c: ChartData) -> Grain:
+    return Grain(c.grain, c.grain_step, c.current.start)
+
+
+def _span_label(g: Grain, w: Window) -> str:
+    """A window as people name it: "Mar 23–29 2026", "2024-03", "2023-10..2023-12", "2020-2024"."""
+    if g.unit in ("day", "week"):
+        first = f"{w.start:%b %d %Y}" if w.start.year != w.end.year else f"{w.start:%b %d}"
+        return f"{first}–{w.end:%b %d %Y}"
+    a, b = g.label(w.start), g.label(w.end)
+    return a if a == b else f"{a}..{b}"
+
+
+def _axis(ax: Any, g: Grain) -> None:
+    """Dates at the data's grain, with years shown."""
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter, YearLocator, num2date
+    from matplotlib.ticker import FuncFormatter
+
+    if g.unit == "year":
+        ax.xaxis.set_major_locator(YearLocator(base=max(g.step, 1)))
+        ax.xaxis.set_major_formatter(DateFormatter("%Y"))
+    elif g.unit == "quarter":
+        ax.xaxis.set_major_locator(AutoDateLocator(minticks=3, maxticks=10))
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(lambda v, _: (lambda d: f"{d.year}-Q{(d.month - 1) // 3 + 1}")(num2date(v)))
+        )
+    else:
+        locator = AutoDateLocator(minticks=3, maxticks=10)
+        ax.xaxis.set_major_locator(locator)
+        concise = ConciseDateFormatter(locator, show_offset=True)
+        concise.offset_formats = ["", "%Y", "%Y", "%Y", "%Y", "%Y"]  # the year, not "2024-Apr"
+        ax.xaxis.set_major_formatter(concise)
+
+
 def metric_chart(c: ChartData) -> str:
-    """The metric per day (base64 PNG), the baseline and the window shaded with their levels."""
+    """The metric per period of the data (base64 PNG), the baseline and the window shaded with
+    their levels."""
     fig = _figure(9, 3.2)
     ax = fig.add_subplot()
-    days = [pd.Timestamp(p.day) for p in c.series]
-    ax.plot(
-        days, [p.value if p.value is not None else float("nan") for p in c.series], color="#3b6ea5", lw=1.4
-    )
-    what = "per day" if not c.ratio else "daily ratio"
+    g = _grain(c)
+    coarse = c.grain != "day" or c.grain_step != 1
+    # a period's point sits in the middle of the period, inside its shading
+    when = [
+        pd.Timestamp(p.day) + (pd.Timestamp(g.end(p.day)) - pd.Timestamp(p.day) + pd.Timedelta(days=1)) / 2
+        if coarse
+        else pd.Timestamp(p.day)
+        for p in c.series
+    ]
+    values = [p.value if p.value is not None else float("nan") for p in c.series]
+    ax.plot(when, values, color="#3b6ea5", lw=1.4, marker="o" if coarse and len(values) <= 60 else None, ms=3)
+    unit = g.name if c.grain != "day" or c.grain_step != 1 else "day"
+    what = f"per {unit}" if not c.ratio else f"ratio per {unit}"
     for w, level, color, name in (
         (c.baseline, c.baseline_level, "#8a8f98", "baseline"),
         (c.current, c.current_level, "#e8822e", "window"),
     ):
-        start, end = (
-            pd.Timestamp(w.start) - pd.Timedelta(hours=12),
-            pd.Timestamp(w.end) + pd.Timedelta(hours=12),
-        )
-        ax.axvspan(start, end, color=color, alpha=0.18, lw=0, label=f"{name} {w.start:%b %d}–{w.end:%b %d}")
+        if coarse:
+            start, end = pd.Timestamp(w.start), pd.Timestamp(w.end) + pd.Timedelta(days=1)
+        else:
+            start, end = (
+                pd.Timestamp(w.start) - pd.Timedelta(hours=12),
+                pd.Timestamp(w.end) + pd.Timedelta(hours=12),
+            )
+        ax.axvspan(start, end, color=color, alpha=0.18, lw=0, label=f"{name} {_span_label(g, w)}")
         if level is not None:
             ax.hlines(level, start, end, colors=color, linestyles="--", lw=2)
             ax.annotate(
@@ -204,9 +264,7 @@ def metric_chart(c: ChartData) -> str:
     ax.set_title(f"{c.metric}, {what}", loc="left", fontsize=10)
     ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
     _style(ax)
-    from matplotlib.dates import DateFormatter
-
-    ax.xaxis.set_major_formatter(DateFormatter("%b %d"))
+    _axis(ax, g)
     return _png(fig)
 
 

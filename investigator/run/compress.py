@@ -125,7 +125,7 @@ def seasonality(p: Seasonality) -> Summary:
             Update(kind="seasonality", status=Status.NOT_TESTABLE, evidence=f"not testable: {why}")
         ]
     text = (
-        f"Compared with the same windows {p.best_lag_days} days earlier: "
+        f"Compared with the same windows {p.best_lag or f'{p.best_lag_days} days'} earlier: "
         f"then {pct(p.best_change_pct)}, now {pct(p.change_pct)}."
     )
     if p.seasonal:

@@ -14,7 +14,7 @@ spec = AnalysisSpec.model_validate_json({spec!r})
 table = open_table({path!r}, spec.time_column)
 daily = daily_totals(table, spec)
 cube = period_cube(table, spec)
-print(f"loaded {{len(daily)}} days of {{spec.metric}} and a cube of {{len(cube)}} segments")
+print(f"loaded {{spec.count_label(len(daily))}} of {{spec.metric}} and a cube of {{len(cube)}} segments")
 emit(movement(daily, spec))
 """
 VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
@@ -22,8 +22,9 @@ RELOADED = "The kernel died and was restarted; the data was reloaded (table, dai
 
 
 def setup_code(spec: AnalysisSpec, data_path: str) -> str:
-    """Load the data where the kernel sees it, build the daily totals and the period cube, and
-    measure the movement (iteration 0)."""
+    """Load the data where the kernel sees it, build the per-period totals (`daily`: one row per
+    day, week, month, ... of the data's grain) and the period cube, and measure the movement
+    (iteration 0)."""
     return SETUP.format(spec=spec.model_dump_json(), path=data_path)
 
 

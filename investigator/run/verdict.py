@@ -32,14 +32,18 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
                       contribution=round(i.share, 3), change=i.effect, evidence=i.evidence)
         )  # fmt: skip
     dq_segments = [i.segment for i in dq if i.segment]
+    # a value renamed upstream moves between two labels: neither label is a business cause
+    issues = evidence.quality.issues if evidence.quality else []
+    dq_segments += [s for i in issues if i.detail == "relabelled" for s in (i.segment, i.renamed_to) if s]
     dq_whole = sum(i.share for i in dq if not i.segment)
     season = evidence.seasonality
     if season is not None and season.seasonal and significant:
+        lag = season.best_lag or f"{season.best_lag_days} days"
         causes.append(
             RootCause(
                 kind="seasonality",
                 contribution=round(min(1.0, (season.best_change_pct or 0) / (season.change_pct or 1)), 3),
-                evidence=f"{season.best_lag_days} days earlier the same windows moved "
+                evidence=f"{lag} earlier the same windows moved "
                 f"{pct(season.best_change_pct)} (now {pct(season.change_pct)})",
             )
         )

@@ -9,20 +9,31 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import ibis
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
+from investigator.analysis.grain import (
+    BASELINES,
+    BaselineKind,
+    Grain,
+    WindowError,
+    baseline_shift,
+    detect_grain,
+    month_end,
+    parse_window,
+    window_grain,
+)
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.protocols import DataSource
 from investigator.sources.files import FileSource
 
-BaselineKind = Literal["previous", "wow", "yoy"]
-_WINDOW = re.compile(r"^\s*(\d+)\s*([dw])\s*$", re.IGNORECASE)
+BASELINE_NAMES = "previous, wow, yoy, mom, qoq"
+_END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
 
 
 class Request(BaseModel):
@@ -38,18 +49,42 @@ class Request(BaseModel):
     objective: str | None = None
 
 
-def window_days(text: str) -> int:
-    m = _WINDOW.match(text or "")
-    if not m or int(m.group(1)) < 1:
-        raise UserError(f"window {text!r} is not understood: use a number of days or weeks, e.g. 7d or 2w")
-    return int(m.group(1)) * (7 if m.group(2).lower() == "w" else 1)
+def plan_windows(window: str, baseline: str, data: Grain, end: date) -> tuple[Window, Window]:
+    """The current window (whole periods, the last one holding `end`) and its baseline.
+
+    Windows are `Nd`, `Nw`, `Nmo` (or `Nm`), `Nq`, `Ny`; one finer than the data's periods, or not
+    made of them, is refused with the window to use. Raises UserError for text that is not a
+    window, DataError for a window or baseline the data's grain cannot answer.
+    """
+    try:
+        n, unit = parse_window(window)
+    except WindowError as e:
+        raise UserError(str(e)) from None
+    try:
+        counted, length = window_grain(n, unit, data, end)
+        shift = baseline_shift(baseline, counted, data, length, end)
+    except WindowError as e:
+        raise DataError(str(e)) from None
+    if counted.unit == "day":
+        current = Window(start=end - timedelta(days=length - 1), end=end)
+        return current, current.shifted(shift)
+    start, stop = counted.window(end, length)
+    b_start, b_stop = counted.shift_window(start, stop, -shift)
+    return Window(start=start, end=stop), Window(start=b_start, end=b_stop)
 
 
-def baseline_window(current: Window, kind: str) -> Window:
-    shift = {"previous": current.days, "wow": 7, "yoy": 364}.get(kind)
-    if shift is None:
-        raise UserError(f"baseline {kind!r} is not one of previous, wow, yoy")
-    return current.shifted(shift)
+def parse_end(text: str, flag: str = "") -> date:
+    """A day (2026-03-29), or a month (2024-03), quarter (2024-Q1) or year (2024): its last day.
+    Any day inside the window's last period picks that period."""
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        pass
+    m = _END.match(text)
+    if m and (m.group(2) is None or 1 <= int(m.group(2)) <= 12):
+        month = int(m.group(2)) if m.group(2) else (int(m.group(3)) * 3 if m.group(3) else 12)
+        return month_end(date(int(m.group(1)), month, 1))
+    raise UserError(f"{flag}end {text!r} is not a date like 2026-03-29 (or a month 2024-03, a year 2024)")
 
 
 def parse_expression(expression: str) -> tuple[str, str | None]:
@@ -100,10 +135,9 @@ def resolve(
             f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}"
         )
     first, last = _date_range(table, time_column)
-    end = request.end or last
-    length = window_days(request.window)
-    current = Window(start=end - timedelta(days=length - 1), end=end)
-    baseline = baseline_window(current, request.baseline)
+    grain = detect_grain(_distinct_dates(table, time_column))
+    end = request.end or _default_end(request.window, grain, last)
+    current, baseline = plan_windows(request.window, request.baseline, grain, end)
     spec = AnalysisSpec(
         metric=request.metric,
         numerator=numerator,
@@ -113,9 +147,28 @@ def resolve(
         current=current,
         baseline=baseline,
         baseline_kind=request.baseline,
+        grain=grain.unit,
+        grain_step=grain.step,
     )
     _check_windows(table, spec, first, last)
     return spec, table
+
+
+def _distinct_dates(table: Any, time_column: str) -> list[date]:
+    col = table[time_column]
+    frame = table.filter(col.notnull()).select(d=col).distinct().to_pandas()
+    return [pd.Timestamp(v).date() for v in frame["d"]]
+
+
+def _default_end(window: str, grain: Grain, last: date) -> date:
+    """The last period in the data; for a window of months on daily data, the last whole month."""
+    try:
+        _, unit = parse_window(window)
+    except WindowError:
+        return last
+    if grain.unit == "day" and unit in ("month", "quarter", "year") and month_end(last) != last:
+        return last.replace(day=1) - timedelta(days=1)
+    return last
 
 
 def _date_range(table: Any, time_column: str) -> tuple[date, date]:
@@ -126,6 +179,7 @@ def _date_range(table: Any, time_column: str) -> tuple[date, date]:
 
 
 def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> None:
+    """Refuse windows that stick out of the data or hold no rows, in the data's periods."""
     t = table[spec.time_column]
     counts = (
         table.aggregate(
@@ -135,11 +189,18 @@ def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> N
         .to_pandas()
         .iloc[0]
     )
+    g = spec.periods
     span = f"the data covers {first} to {last}"
+    if spec.grain != "day":
+        n = g.index(last) - g.index(first) + 1
+        span = f"the data covers {g.label(first)} to {g.label(last)} ({g.count(n)}, {g.adjective})"
     # a window that sticks out of the data would compare a partial sum with a full one
-    if spec.current.end > last:
-        raise DataError(f"the window ends {spec.current.end}, after the data; {span}: pick an earlier --end")
-    if spec.baseline.start < first:
+    if g.index(spec.current.end) > g.index(last):
+        after = "" if spec.grain == "day" else f" (its last {g.name} is {g.label(spec.current.end)})"
+        raise DataError(
+            f"the window ends {spec.current.end}, after the data{after}; {span}: pick an earlier --end"
+        )
+    if g.index(spec.baseline.start) < g.index(first):
         raise DataError(
             f"the {spec.baseline_kind} baseline starts {spec.baseline.start}, before the data; {span}: "
             "pick a later --end, a shorter --window or another --baseline"
@@ -170,12 +231,9 @@ def build_request(
     `flag` prefixes the names in messages ("--" for the command line)."""
     if not metric:
         raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
-    if baseline not in ("previous", "wow", "yoy"):
-        raise UserError(f"{flag}baseline {baseline!r} is not one of previous, wow, yoy")
-    try:
-        end_day = date.fromisoformat(end) if isinstance(end, str) else end
-    except ValueError:
-        raise UserError(f"{flag}end {end!r} is not a date like 2026-03-29") from None
+    if baseline not in BASELINES:
+        raise UserError(f"{flag}baseline {baseline!r} is not one of {BASELINE_NAMES}")
+    end_day = parse_end(end, flag) if isinstance(end, str) else end
     if isinstance(dimensions, str):
         dimensions = [d.strip() for d in dimensions.split(",") if d.strip()]
     fields: dict[str, Any] = {

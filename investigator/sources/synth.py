@@ -159,3 +159,182 @@ def generate(
         "causes": [{"kind": kind, "segment": truth_seg, **({"detail": detail} if detail else {})}],
     }
     return frame.reset_index(drop=True), truth
+
+
+# real-shaped data of any grain -------------------------------------------------------------------
+SHAPES = ("events", "daily", "irregular", "weekly", "monthly", "quarterly", "yearly", "5-yearly")
+PLANTS = ("none", "segment_change", "missing_period", "missing_partition", "relabel", "null_shift")
+SHAPED_DIMS: dict[str, list[str]] = {
+    "industry": ["manufacturing", "retail", "health", "finance", "construction", "education"],
+    "region": ["north", "south", "east", "west"],
+}
+WEATHER = ["sunny", "rain", "snow", "fog"]
+_SHAPE_END = {
+    "events": date(2024, 3, 31), "daily": date(2024, 3, 31), "irregular": date(2024, 3, 31),
+    "weekly": date(2024, 3, 25), "monthly": date(2024, 3, 31), "quarterly": date(2024, 3, 31),
+    "yearly": date(2023, 1, 1), "5-yearly": date(2020, 1, 1),
+}  # fmt: skip
+_SHAPE_PERIODS = {
+    "events": 400, "daily": 400, "irregular": 500, "weekly": 160, "monthly": 96, "quarterly": 40,
+    "yearly": 93, "5-yearly": 15,
+}  # fmt: skip
+_SHAPE_WINDOW = {
+    "events": "d", "daily": "d", "irregular": "d", "weekly": "w", "monthly": "mo", "quarterly": "q",
+    "yearly": "y", "5-yearly": "y",
+}  # fmt: skip
+
+
+def _shape_dates(shape: str, end: date, n: int, rng: np.random.Generator) -> list[date]:
+    """`n` period dates ending at `end`: month-end dates for months and quarters, Mondays for weeks."""
+    if shape in ("events", "daily"):
+        return [end - timedelta(days=n - 1 - i) for i in range(n)]
+    if shape == "irregular":  # some days only, at random; the last day always
+        days = [end - timedelta(days=n - 1 - i) for i in range(n)]
+        keep = rng.random(n) < 0.4
+        keep[-1] = True
+        return [d for d, k in zip(days, keep, strict=True) if k]
+    if shape == "weekly":
+        monday = end - timedelta(days=end.weekday())
+        return [monday - timedelta(weeks=n - 1 - i) for i in range(n)]
+    if shape in ("monthly", "quarterly"):
+        step = 1 if shape == "monthly" else 3
+        ends = pd.date_range(end=pd.Timestamp(end), periods=n, freq=f"{step}ME")
+        return [d.date() for d in ends]
+    step = 1 if shape == "yearly" else 5
+    return [date(end.year - step * (n - 1 - i), 1, 1) for i in range(n)]
+
+
+def generate_shaped(
+    shape: str = "monthly",
+    *,
+    plant: str = "none",
+    seed: int = 0,
+    periods: int | None = None,
+    end: date | None = None,
+    window: int | None = None,
+    segment: dict[str, str] | None = None,
+    factor: float | None = None,
+    attribute: bool = True,
+    null_share: float = 0.0,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A table shaped like real public data of one grain, with at most one planted problem.
+
+    Shapes: `events` (several timestamped rows per day), `daily`, `irregular` (some days only),
+    `weekly` (Mondays), `monthly` (month-end dates, across leap years), `quarterly` (quarter ends),
+    `yearly` (an integer `year` column: 1931..2023) and `5-yearly` (integer years 1950..2020).
+    Dimensions `industry` and `region`; with `attribute`, a per-period `weather` label (each value
+    present in some periods only); `null_share` of rows have a null `region` throughout. Measures
+    `value` and `units`. The window is the last `window` periods (days for the daily shapes).
+
+    Plants: `none`; `segment_change` (the segment times `factor` in the window); `missing_period`
+    (every row of one period inside the window dropped: give a window of 2+ periods);
+    `missing_partition` (the segment's rows dropped in the window); `relabel` (industry=retail
+    becomes "retail trade" from the window on); `null_shift` (30% of rows lose their region in the
+    window). Returns (data, truth), truth as `generate` gives it plus `grain`.
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; choose from {', '.join(SHAPES)}")
+    if plant not in PLANTS:
+        raise ValueError(f"unknown plant {plant!r}; choose from {', '.join(PLANTS)}")
+    rng = np.random.default_rng(seed)
+    end = end or _SHAPE_END[shape]
+    n = periods or _SHAPE_PERIODS[shape]
+    daily_like = shape in ("events", "daily", "irregular")
+    window = window or (7 if daily_like else 1)
+    dates = _shape_dates(shape, end, n, rng)
+    names = list(SHAPED_DIMS)
+    leaves = pd.DataFrame(list(product(*SHAPED_DIMS.values())), columns=names)
+    n_leaf, n_per = len(leaves), len(dates)
+    level = rng.lognormal(5.0, 0.7, n_leaf)
+    t = np.arange(n_per, dtype=float)
+    trend = 1.0 + (0.004 if not daily_like else 0.0002) * t
+    month = np.array([d.month for d in dates])
+    season = 1.0 + (0.08 * np.sin(2 * np.pi * month / 12) if shape not in ("yearly", "5-yearly") else 0.0)
+    weekday = np.array([1.0, 0.98, 0.99, 1.0, 1.03, 1.05, 1.02])[[d.weekday() for d in dates]]
+    dow = weekday if daily_like else np.ones(n_per)
+    mult = np.outer(trend * season * dow * rng.normal(1.0, 0.01, n_per), np.ones(n_leaf))
+    value = mult * level * rng.normal(1.0, 0.01, (n_per, n_leaf))
+    if daily_like:
+        cutoff = end - timedelta(days=window)
+        in_window = np.array([d > cutoff for d in dates])
+    else:
+        in_window = np.arange(n_per) >= n_per - window
+    truth_causes: list[dict[str, Any]] = []
+    seg = segment or {"industry": "health"}
+    seg_mask = np.ones(n_leaf, dtype=bool)
+    for k, v in seg.items():
+        seg_mask &= (leaves[k] == v).to_numpy()
+    if plant == "segment_change":
+        value[np.ix_(in_window, seg_mask)] *= factor if factor is not None else 0.5
+        truth_causes.append({"kind": "segment_change", "segment": seg})
+    units = np.round(value / rng.lognormal(3.0, 0.2, n_leaf))
+    frame = pd.DataFrame(
+        {
+            "date": np.repeat(np.array(dates, dtype=object), n_leaf),
+            **{k: np.tile(leaves[k].to_numpy(), n_per).astype(object) for k in names},
+            "value": np.round(value.ravel(), 2),
+            "units": units.ravel(),
+        }
+    )
+    window_dates = [d for d, w in zip(dates, in_window, strict=True) if w]
+    if attribute:
+        weather = dict(zip(dates, rng.choice(WEATHER, size=n_per, p=[0.5, 0.25, 0.15, 0.1]), strict=True))
+        frame["weather"] = frame["date"].map(weather)
+    if null_share:
+        frame.loc[rng.random(len(frame)) < null_share, "region"] = None
+    if plant == "missing_period":
+        if len(window_dates) < 2:
+            raise ValueError("missing_period needs a window of 2 or more periods (the window must hold rows)")
+        lost = window_dates[len(window_dates) // 2]
+        frame = frame[frame["date"] != lost]
+        truth_causes.append({"kind": "data_quality", "segment": {}, "detail": "missing_data"})
+    elif plant == "missing_partition":
+        m = frame["date"].isin(window_dates)
+        for k, v in seg.items():
+            m &= frame[k] == v
+        frame = frame[~m]
+        truth_causes.append({"kind": "data_quality", "segment": seg, "detail": "missing_data"})
+    elif plant == "relabel":
+        m = frame["date"].isin(window_dates) & (frame["industry"] == "retail")
+        frame.loc[m, "industry"] = "retail trade"
+        truth_causes.append(
+            {"kind": "data_quality", "segment": {"industry": "retail"}, "detail": "relabelled",
+             "renamed_to": {"industry": "retail trade"}}
+        )  # fmt: skip
+    elif plant == "null_shift":
+        m = frame["date"].isin(window_dates) & (rng.random(len(frame)) < 0.3)
+        frame.loc[m, "region"] = None
+        truth_causes.append({"kind": "data_quality", "segment": {"region": "null"}, "detail": "null_values"})
+    if shape == "events":
+        frame = _as_events(frame, rng)
+    time_column = "date"
+    if shape in ("yearly", "5-yearly"):
+        frame = frame.rename(columns={"date": "year"})
+        frame["year"] = frame["year"].map(lambda d: d.year).astype("int64")
+        time_column = "year"
+    suffix = _SHAPE_WINDOW[shape]
+    length = window * (5 if shape == "5-yearly" else 1)
+    truth = {
+        "scenario": f"shaped_{shape}_{plant}_{seed}",
+        "metric": "value",
+        "time_column": time_column,
+        "dimensions": names + (["weather"] if attribute else []),
+        "window": f"{length}{suffix}",
+        "end": end.isoformat() if time_column == "date" else str(end.year),
+        "grain": shape,
+        "causes": truth_causes or [{"kind": "no_change", "segment": {}}],
+    }
+    return frame.reset_index(drop=True), truth
+
+
+def _as_events(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Split each (day, leaf) row into 1-5 events at random times of that day, keeping the sums."""
+    k = rng.integers(1, 6, len(frame))
+    events = frame.loc[frame.index.repeat(k)].reset_index(drop=True)
+    share = rng.dirichlet(np.ones(5), len(frame))
+    parts = np.concatenate([s[:j] / s[:j].sum() for s, j in zip(share, k, strict=True)])
+    events["value"] = np.round(events["value"].to_numpy() * parts, 4)
+    events["units"] = events["units"].to_numpy() * parts
+    seconds = rng.integers(0, 86400, len(events))
+    events["date"] = pd.to_datetime(events["date"]) + pd.to_timedelta(seconds, unit="s")
+    return events.sort_values("date").reset_index(drop=True)
