@@ -15,11 +15,9 @@ from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import DrillDown, SegmentExplanation
 from investigator.fmt import num, pct, seg
 from investigator.run.decision import Decision
-from investigator.run.evidence import AnalysisResult, parse_results
+from investigator.run.evidence import AnalysisResult, material_issues, parse_results
 from investigator.run.hypotheses import HypothesisKind, Status
 from sandbox.models import ExecResult
-
-MATERIAL = 0.25  # a data-quality issue must explain this share of the change to matter
 
 
 class Update(BaseModel):
@@ -102,7 +100,7 @@ def quality(p: QualityReport) -> Summary:
         f"Data-quality checks found {len(p.issues)} issue(s); the largest is {top.detail} "
         f"({seg(top.segment)}): {top.evidence}, about {top.share:.0%} of the change."
     )
-    if any(abs(i.share) >= MATERIAL for i in p.issues):
+    if material_issues(p):
         return text + " The movement is at least partly a data artefact.", [
             Update(kind="data_quality", status=Status.CONFIRMED, evidence=f"{top.detail}: {top.evidence}")
         ]

@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from investigator.analysis.movement import Movement
-from investigator.analysis.quality import QualityReport
+from investigator.analysis.quality import QualityIssue, QualityReport
 from investigator.analysis.ratio import RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import BroadBased, DrillDown, SegmentExplanation
@@ -88,6 +88,31 @@ class Evidence(BaseModel):
     def significant(self) -> bool:
         """Whether the movement is outside normal variation (assumed so until measured)."""
         return self.movement.significant if self.movement is not None else True
+
+
+# A data problem is a cause when it explains this share of the change: a missing partition or a
+# duplicated period is certain, so a smaller share counts than for a heuristic (late data, nulls).
+MATERIAL = {"missing_data": 0.1, "duplicates": 0.1}
+MATERIAL_DEFAULT = 0.25
+EXPLAINED = 0.7  # a whole-metric issue that more specific ones explain this much of is not listed
+
+
+def material_issues(quality: QualityReport | None) -> list[QualityIssue]:
+    """The data problems worth listing, most important first. A whole-metric issue on the same
+    periods as segment issues that account for most of its effect (a country's missing day makes
+    the whole last day look late) is the same problem seen from further away: it is dropped."""
+    issues = [
+        i
+        for i in (quality.issues if quality else [])
+        if abs(i.share) >= MATERIAL.get(i.detail, MATERIAL_DEFAULT)
+    ]
+    specific = [i for i in issues if i.segment]
+
+    def explained(whole: QualityIssue) -> bool:
+        same = [i for i in specific if set(i.days) & set(whole.days)]
+        return bool(whole.effect) and sum(i.effect for i in same) / whole.effect >= EXPLAINED
+
+    return [i for i in issues if i.segment or not explained(i)]
 
 
 def verification(results: list[AnalysisResult]) -> Verification | None:

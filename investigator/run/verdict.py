@@ -13,9 +13,8 @@ from investigator.analysis.segments import Segment
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import num, pct, seg
 from investigator.run.decision import Confidence
-from investigator.run.evidence import Evidence
+from investigator.run.evidence import Evidence, material_issues
 
-MATERIAL = 0.25  # a data-quality issue must explain this share of the change to be a cause
 DQ_DOMINATES = 0.7
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
 MIN_OF_LEADER = 0.1  # ... and move at least a tenth as much as the leading segment
@@ -25,7 +24,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     """Most important first: data problems, then seasonality, then business causes."""
     significant = evidence.significant
     causes: list[RootCause] = []
-    dq = [i for i in (evidence.quality.issues if evidence.quality else []) if abs(i.share) >= MATERIAL]
+    dq = material_issues(evidence.quality)
     for i in dq:
         causes.append(
             RootCause(kind="data_quality", segment=i.segment, detail=i.detail,
@@ -101,7 +100,9 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
                       contribution=round(ratio.driver_share, 3),
                       evidence=f"the ratio moved inside {ratio.dimension}={ratio.segment}")
         )  # fmt: skip
-    if segments is not None and segments.broad.broad and significant and abs(dq_whole) < DQ_DOMINATES:
+    seasonal = any(c.kind == "seasonality" for c in causes)  # the season moved everything alike
+    broad = segments is not None and segments.broad.broad and significant and abs(dq_whole) < DQ_DOMINATES
+    if segments is not None and broad and not seasonal:
         causes.append(
             RootCause(kind="broad_based", contribution=1.0,
                       evidence=f"every segment moved about {pct(segments.broad.change_pct)}")

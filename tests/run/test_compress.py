@@ -151,8 +151,10 @@ def test_materiality_is_on_the_size_of_the_share(share: float) -> None:
 
 
 def test_immaterial_quality_issues_rule_data_quality_out() -> None:
-    s = c.quality(quality(issue(0.24), issue(-0.1)))
-    assert "the largest is missing_data ((whole metric))" in s[0] and "about 24% of the change" in s[0]
+    s = c.quality(quality(issue(0.24, detail="incomplete_recent_data"), issue(-0.09)))
+    assert (
+        "the largest is incomplete_recent_data ((whole metric))" in s[0] and "about 24% of the change" in s[0]
+    )
     assert s[0].endswith(" Too small to explain the movement.")
     assert updates(s) == [("data_quality", RULED_OUT)]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from investigator.analysis.causes import RootCause
@@ -138,9 +140,12 @@ def test_causes_are_ordered_data_quality_seasonality_segments_broad_based() -> N
         segments=segs([el(JP, -150, 0.75)], broad=True),
     )
     causes = root_causes(ev, SUM)
-    assert kinds(causes) == ["data_quality", "seasonality", "segment_change", "broad_based"]
+    # broad-based is no separate cause when the season explains the move (it moved everything alike)
+    assert kinds(causes) == ["data_quality", "seasonality", "segment_change"]
     assert causes[1].contribution == pytest.approx(0.8)  # -16% then / -20% now
-    assert causes[3].contribution == 1.0
+    without_season = root_causes(ev.model_copy(update={"seasonality": None}), SUM)
+    assert kinds(without_season) == ["data_quality", "segment_change", "broad_based"]
+    assert without_season[2].contribution == 1.0
 
 
 def test_ratio_causes_are_ordered_data_quality_seasonality_mix() -> None:
@@ -148,16 +153,35 @@ def test_ratio_causes_are_ordered_data_quality_seasonality_mix() -> None:
     assert kinds(root_causes(ev, RATIO)) == ["data_quality", "seasonality", "mix_shift"]
 
 
-@pytest.mark.parametrize(("share", "listed"), [(0.25, True), (-0.3, True), (0.24, False), (0.1, False)])
-def test_a_data_quality_issue_is_a_cause_only_when_material(share: float, listed: bool) -> None:
-    ev = Evidence(movement=move(), quality=quality(issue(share, DE, "duplicates")))
+def test_a_whole_metric_issue_explained_by_a_segment_issue_is_not_listed() -> None:
+    """A country's missing last day makes the whole last day look late: one problem, listed once."""
+    day = [date(2026, 3, 29)]
+    missing = issue(0.126, JP).model_copy(update={"effect": -99.0, "days": day})
+    late = issue(0.132, None, "incomplete_recent_data").model_copy(update={"effect": -104.0, "days": day})
+    causes = root_causes(Evidence(movement=move(), quality=quality(late, missing)), SUM)
+    assert [(c.kind, c.detail, c.segment) for c in causes] == [("data_quality", "missing_data", JP)]
+
+
+@pytest.mark.parametrize(
+    ("detail", "share", "listed"),
+    [
+        ("incomplete_recent_data", 0.25, True),
+        ("incomplete_recent_data", -0.3, True),
+        ("incomplete_recent_data", 0.24, False),
+        ("duplicates", 0.1, True),  # certain problems count from a tenth of the change
+        ("missing_data", -0.12, True),
+        ("duplicates", 0.09, False),
+    ],
+)
+def test_a_data_quality_issue_is_a_cause_only_when_material(detail: str, share: float, listed: bool) -> None:
+    ev = Evidence(movement=move(), quality=quality(issue(share, DE, detail)))
     causes = root_causes(ev, SUM)
     dq = [c for c in causes if c.kind == "data_quality"]
     assert bool(dq) is listed
     if listed:
         assert dq[0].contribution == pytest.approx(share)
         assert dq[0].change == pytest.approx(-200 * share)
-        assert dq[0].detail == "duplicates" and dq[0].segment == DE
+        assert dq[0].detail == detail and dq[0].segment == DE
 
 
 def test_a_data_quality_issue_on_a_segment_suppresses_the_segments_it_overlaps() -> None:
