@@ -6,6 +6,7 @@ Exit codes: 0 concluded, 3 cut short (a partial conclusion at a limit: continue 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -171,8 +172,18 @@ def resume_command(
     _guard(go)
 
 
+def _quiet_loop_teardown(unraisable: sys.UnraisableHookArgs) -> None:
+    """An asyncio loop collected after its thread ended (the MCP client's, under load) reports a
+    harmless error from `BaseEventLoop.__del__` at exit; anything else is reported as usual."""
+    where = getattr(unraisable.object, "__qualname__", "")
+    if where == "BaseEventLoop.__del__":
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main() -> None:
     from sandbox.hardening import no_dumps
 
     no_dumps()  # kernel code running as this user cannot read our environment (the API key)
+    sys.unraisablehook = _quiet_loop_teardown
     app()
