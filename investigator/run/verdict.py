@@ -18,6 +18,8 @@ from investigator.run.evidence import Evidence, material_issues
 DQ_DOMINATES = 0.7
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
 MIN_OF_LEADER = 0.1  # ... and move at least a tenth as much as the leading segment
+DISPROPORTIONATE_SHARE = 0.5  # with no localized segment: most of the change in one segment ...
+DISPROPORTIONATE_GAP = 0.1  # ... and well beyond its weight in the baseline
 
 
 def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
@@ -89,11 +91,13 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
             )
         )
     no_history = evidence.movement is not None and evidence.movement.z is None
+    explained = abs(dq_whole) >= DQ_DOMINATES
+    movers = [] if segments is None or explained else segments.leaders
+    movers = [s for s in movers if not any(_overlaps(s.segment, d) for d in dq_segments)]
     if not listed and segments is not None and not segments.broad.broad and no_history:
-        # a small panel: no history to tell noise apart, so name the largest movers, with a caveat
-        explained = abs(dq_whole) >= DQ_DOMINATES
-        movers = [s for s in segments.leaders if not any(_overlaps(s.segment, d) for d in dq_segments)]
-        causes += [] if explained else _leaders(movers, kind)
+        causes += _leaders(movers, kind)  # a small panel: no history to tell noise apart
+    elif not listed and not elements and segments is not None and not segments.broad.broad and significant:
+        causes += _disproportionate(movers, evidence, kind)  # localization was silent on a real move
     if ratio is not None and ratio.driver == "rate" and not elements:
         causes.append(
             RootCause(kind="rate_change", segment={ratio.dimension: ratio.segment},
@@ -136,6 +140,29 @@ def _leaders(leaders: list[Segment], kind: CauseKind) -> list[RootCause]:
         )
         for s in picked
     ]
+
+
+def _disproportionate(movers: list[Segment], evidence: Evidence, kind: CauseKind) -> list[RootCause]:
+    """A real move that localization found no clean segment for (a profit where many cells lose
+    money fits no per-leaf model well): the one segment that carries most of the change and far
+    more than its size, if there is one — else nothing."""
+    base = evidence.movement.baseline if evidence.movement is not None else 0.0
+    if not base:
+        return []
+    for s in movers[:1]:
+        weight = s.baseline / base
+        if s.share >= DISPROPORTIONATE_SHARE and s.share - weight >= DISPROPORTIONATE_GAP:
+            note = f"{weight:.0%} of the baseline, {s.share:.0%} of the change; no narrower segment stood out"
+            return [
+                RootCause(
+                    kind=kind,
+                    segment=s.segment,
+                    contribution=round(s.share, 3),
+                    change=s.change,
+                    evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)} ({note})",
+                )
+            ]
+    return []
 
 
 def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:

@@ -306,9 +306,18 @@ def test_without_history_the_largest_movers_are_named_with_a_caveat() -> None:
     assert confidence(causes, ev) == "low"
 
 
-def test_with_history_the_largest_movers_are_not_causes() -> None:
-    ev = Evidence(movement=move(z=-6.0), segments=segs([], leaders=[el(DE, -300, 1.5)]))
-    assert root_causes(ev, SUM) == []
+def test_with_history_a_leader_moving_in_proportion_to_its_size_is_no_cause() -> None:
+    ev = Evidence(movement=move(z=-6.0), segments=segs([], leaders=[el(DE, -170, 0.85, baseline=800)]))
+    assert root_causes(ev, SUM) == []  # 80% of the baseline, 85% of the change: nothing stands out
+
+
+def test_with_history_a_disproportionate_leader_is_named_when_localization_is_silent() -> None:
+    ev = Evidence(movement=move(z=-6.0), segments=segs([], leaders=[el(DE, -180, 0.9, baseline=500)]))
+    (cause,) = root_causes(ev, SUM)
+    assert cause.segment == DE and cause.contribution == pytest.approx(0.9)
+    assert "50% of the baseline, 90% of the change" in cause.evidence
+    quiet = Evidence(movement=move(z=-1.0, significant=False), segments=ev.segments)
+    assert kinds(root_causes(quiet, SUM)) == ["no_change"]  # within normal variation: nobody is named
 
 
 @pytest.mark.parametrize("dq", [issue(0.5, JP), issue(0.9)], ids=["on_segment", "dominating_whole"])
