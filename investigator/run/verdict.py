@@ -216,9 +216,14 @@ def conclusion_text(causes: list[RootCause], evidence: Evidence, spec: AnalysisS
         for d in evidence.ratio.dimensions
     ):  # the segment gained share of the denominator
         words["mix_shift"] = lambda c: f"a mix shift toward {seg(c.segment)}"
-    parts = [
-        words[c.kind](c)
-        + (f" ({abs(c.contribution):.0%} of the change)" if c.contribution not in (None, 1.0) else "")
-        for c in causes[:3]
-    ]
+    parts = [words[c.kind](c) + _share_words(c) for c in causes[:3]]
     return head + " Explained by " + "; ".join(parts) + "."
+
+
+def _share_words(c: RootCause) -> str:
+    """How much of the net change a cause carries; a negative share moved against the total."""
+    if c.contribution is None or c.contribution == 1.0:
+        return ""
+    if c.contribution < 0:
+        return f" (moved against the total: {abs(c.contribution):.0%} of the change, the other way)"
+    return f" ({c.contribution:.0%} of the change)"

@@ -422,7 +422,8 @@ def test_conclusion_names_the_first_three_causes_with_their_shares() -> None:
     ]
     assert conclusion_text(causes, Evidence(movement=move()), SUM) == HEAD + (
         " Explained by a data problem (missing_data, country=JP) (40% of the change); seasonality "
-        "(the same period a year earlier moved alike) (50% of the change); country=DE (35% of the change)."
+        "(the same period a year earlier moved alike) (50% of the change); country=DE (moved against the "
+        "total: 35% of the change, the other way)."
     )
 
 
