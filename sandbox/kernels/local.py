@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
+from sandbox.kernel_guard import LIFELINE
 from sandbox.kernels.jupyter import INLINE, JupyterKernel
 
 __all__ = ["PASSED", "LocalKernel", "clean_env"]
@@ -86,6 +87,7 @@ class LocalKernel(JupyterKernel):
         self.startup_timeout = startup_timeout
         self.km: KernelManager | None = None
         self._runtime: Path | None = None
+        self._lifeline: int | None = None
 
     def start(self) -> None:
         if self.kc is not None:  # already running
@@ -98,13 +100,22 @@ class LocalKernel(JupyterKernel):
             ip=str(self._runtime / "k"),
             connection_file=str(self._runtime / "connection.json"),
         )
+        env = clean_env(str(PROJECT_ROOT))
         isolate, spec = own_pid_namespace(), self.km.kernel_spec
         if isolate and spec is not None:  # interrupts go as messages: a signal would reach `unshare`
-            spec.argv = [*isolate, *spec.argv]
+            launcher = spec.argv.index("ipykernel_launcher") if "ipykernel_launcher" in spec.argv else -1
+            argv = list(spec.argv)
+            if launcher > 0:  # the guard ends the kernel with the server (see kernel_guard.py)
+                argv[launcher] = "sandbox.kernel_guard"
+            spec.argv = [*isolate, *argv]
+            lifeline = self._runtime / "lifeline"
+            os.mkfifo(lifeline, 0o600)
+            self._lifeline = os.open(lifeline, os.O_RDWR | os.O_NONBLOCK)  # closes when we die
+            env[LIFELINE] = str(lifeline)
             spec.interrupt_mode = "message"
         self.km.start_kernel(
             cwd=str(self.workdir),
-            env=clean_env(str(PROJECT_ROOT)),
+            env=env,
             extra_arguments=["--HistoryManager.enabled=False"],
         )
         self.kc = self.km.client()
@@ -116,6 +127,9 @@ class LocalKernel(JupyterKernel):
             self.kc.stop_channels()
         if self.km is not None and self.km.has_kernel:
             self.km.shutdown_kernel(now=True)
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
         if self._runtime is not None:
             shutil.rmtree(self._runtime, ignore_errors=True)
         self.km = self.kc = self._runtime = None

@@ -1,0 +1,34 @@
+"""Start an IPython kernel that exits when the sandbox server that started it is gone.
+
+In its own PID namespace the kernel is process 1 with no parent it can see, so ipykernel's own
+parent poller cannot notice a server killed with SIGKILL. The server holds a FIFO open (the path is
+in `INVESTIGATOR_LIFELINE`); when the server dies its end closes, reading the FIFO returns EOF,
+and this guard ends the kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import threading
+
+LIFELINE = "INVESTIGATOR_LIFELINE"
+
+
+def _exit_when_the_server_is_gone(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        while os.read(fd, 4096):
+            pass
+    except OSError:
+        pass
+    os._exit(1)
+
+
+if __name__ == "__main__":
+    path = os.environ.pop(LIFELINE, "")
+    if path:
+        threading.Thread(target=_exit_when_the_server_is_gone, args=(path,), daemon=True).start()
+    sys.argv[0] = "ipykernel_launcher"
+    runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
