@@ -74,7 +74,7 @@ def parse(line: str) -> tuple[str | None, dict[str, Any]]:
     except (typer.TyperException, ValueError) as e:
         message = e.format_message() if hasattr(e, "format_message") else str(e)
         raise UsageError(f"{message}; see %investigate --help") from None
-    params = dict(ctx.params)
+    params = {k: v for k, v in ctx.params.items() if k != "version"}  # --version exits above
     rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
     if rest:
         if rest[0] == "resume" and len(rest) == 2:
