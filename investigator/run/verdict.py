@@ -80,16 +80,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
         if any(_overlaps(segment, s) for s in listed):
             continue  # a part or a whole of a cause already listed explains it
         listed.append(segment)
-        causes.append(
-            RootCause(
-                kind=kind,
-                segment=segment,
-                contribution=round(e.share, 3),
-                change=e.change,
-                evidence=f"{seg(e.segment)}: {num(e.baseline)} -> {num(e.current)}, "
-                f"{e.share:.0%} of the change{held}",
-            )
-        )
+        causes.append(_moved(e, kind, f", {e.share:.0%} of the change{held}", segment))
     no_history = evidence.movement is not None and evidence.movement.z is None
     explained = abs(dq_whole) >= DQ_DOMINATES
     movers = [] if segments is None or explained else segments.leaders
@@ -122,6 +113,17 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     return causes
 
 
+def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None = None) -> RootCause:
+    """A segment's move as a cause: its numbers, then `tail`; `segment` when a drill narrowed it."""
+    return RootCause(
+        kind=kind,
+        segment=segment or s.segment,
+        contribution=round(s.share, 3),
+        change=s.change,
+        evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)}{tail}",
+    )
+
+
 def _leaders(leaders: list[Segment], kind: CauseKind) -> list[RootCause]:
     """The segments that moved most, named with the caveat that nothing measured their noise: the
     largest mover, and the largest one that moved against the total, if any."""
@@ -129,17 +131,7 @@ def _leaders(leaders: list[Segment], kind: CauseKind) -> list[RootCause]:
     against = [s for s in movers if s.share < 0]
     picked = movers[:1] + [s for s in against[:1] if s is not movers[0]]
     caveat = "ranked by contribution; too little history to tell it from normal variation"
-    return [
-        RootCause(
-            kind=kind,
-            segment=s.segment,
-            contribution=round(s.share, 3),
-            change=s.change,
-            evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)}, {s.share:.0%} of the change "
-            f"({caveat})",
-        )
-        for s in picked
-    ]
+    return [_moved(s, kind, f", {s.share:.0%} of the change ({caveat})") for s in picked]
 
 
 def _disproportionate(movers: list[Segment], evidence: Evidence, kind: CauseKind) -> list[RootCause]:
@@ -147,22 +139,14 @@ def _disproportionate(movers: list[Segment], evidence: Evidence, kind: CauseKind
     money fits no per-leaf model well): the one segment that carries most of the change and far
     more than its size, if there is one — else nothing."""
     base = evidence.movement.baseline if evidence.movement is not None else 0.0
-    if not base:
+    if not base or not movers:
         return []
-    for s in movers[:1]:
-        weight = s.baseline / base
-        if s.share >= DISPROPORTIONATE_SHARE and s.share - weight >= DISPROPORTIONATE_GAP:
-            note = f"{weight:.0%} of the baseline, {s.share:.0%} of the change; no narrower segment stood out"
-            return [
-                RootCause(
-                    kind=kind,
-                    segment=s.segment,
-                    contribution=round(s.share, 3),
-                    change=s.change,
-                    evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)} ({note})",
-                )
-            ]
-    return []
+    top = movers[0]
+    weight = top.baseline / base
+    if top.share < DISPROPORTIONATE_SHARE or top.share - weight < DISPROPORTIONATE_GAP:
+        return []
+    note = f"{weight:.0%} of the baseline, {top.share:.0%} of the change; no narrower segment stood out"
+    return [_moved(top, kind, f" ({note})")]
 
 
 def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
