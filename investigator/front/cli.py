@@ -6,6 +6,7 @@ Exit codes: 0 concluded, 3 cut short (a partial conclusion at a limit: continue 
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -186,4 +187,7 @@ def main() -> None:
 
     no_dumps()  # kernel code running as this user cannot read our environment (the API key)
     sys.unraisablehook = _quiet_loop_teardown
-    app()
+    try:
+        app()
+    finally:
+        gc.collect()  # collect such loops now, while the hook is ours (not at interpreter teardown)
