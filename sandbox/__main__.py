@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         from sandbox.sessions import prewarm  # before the MCP SDK import below, so the two overlap
 
         warm[args.warm_workspace.resolve()] = prewarm(args.warm_workspace.resolve())
+    from sandbox.loops import close_idle_loops
     from sandbox.server import build_server
 
     logging.basicConfig(
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
             serve_http(mcp, args)
     finally:
         registry.close_all()
+        close_idle_loops()  # jupyter_client's worker-thread loops, else __del__ noise on the CLI's stderr
 
 
 def serve_http(mcp: Any, args: argparse.Namespace) -> None:

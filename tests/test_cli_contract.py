@@ -4,6 +4,7 @@ tells a finished run from one cut short, and `resume --more` that continues it."
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,29 @@ def test_markup_in_a_message_is_printed_as_text(data: Path, tmp_path: Path) -> N
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"dimension(s) '{odd}' not found" in r.stderr
+
+
+SPY_ON_LOOPS = '''
+import asyncio, os, sys
+_del = asyncio.BaseEventLoop.__del__
+def _spy(self, *a):
+    if not self.is_closed():
+        sys.stderr.write(f"unclosed event loop collected in {os.path.basename(sys.argv[0])}\\n")
+    _del(self, *a)
+asyncio.BaseEventLoop.__del__ = _spy
+'''
+
+
+def test_no_event_loop_is_left_for_the_collector(data: Path, tmp_path: Path) -> None:
+    """An unclosed loop collected late prints a traceback into the user's terminal (seen in CI under
+    load); the spy reports every one, in the CLI and in the sandbox server it starts, deterministically."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(SPY_ON_LOOPS)
+    path = os.pathsep.join(p for p in (str(spy), os.environ.get("PYTHONPATH")) if p)
+    r = cli(
+        "--data", str(data), "--metric", "revenue", "--dimensions", "nope", "--runs-dir", str(tmp_path / "r"),
+        env={"PYTHONPATH": path},
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "unclosed event loop" not in r.stderr, r.stderr

@@ -184,10 +184,12 @@ def _quiet_loop_teardown(unraisable: sys.UnraisableHookArgs) -> None:
 
 def main() -> None:
     from sandbox.hardening import no_dumps
+    from sandbox.loops import close_idle_loops
 
     no_dumps()  # kernel code running as this user cannot read our environment (the API key)
     sys.unraisablehook = _quiet_loop_teardown
     try:
         app()
     finally:
-        gc.collect()  # collect such loops now, while the hook is ours (not at interpreter teardown)
+        close_idle_loops()  # closed loops have nothing to report when they are collected
+        gc.collect()  # collect the rest now, while the hook is ours (not at interpreter teardown)
