@@ -135,6 +135,9 @@ class Settings(YamlSettings, RunSettings):
     model_config = SettingsConfigDict(env_prefix="INVESTIGATOR_", extra="forbid")
 
     runs_dir: Path = Field(Path("runs"), description="Where run folders (state, outputs, reports) go.")
+    home: Path = Field(
+        Path(".investigator"), description="The project's memory: facts ledger, recall store, triage state."
+    )
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError
+from investigator.memory import recall, remember
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report
 from investigator.run.decision import Decision
@@ -123,6 +124,7 @@ def new_run(
     """Validate the request against the data file and save the run's first checkpoint."""
     spec, _ = resolve(request, data_path, definition or metric_definition(request.metric))
     state = RunState(
+        memory=recall(settings, spec),
         run_id=run_id or new_run_id(),
         created_at=datetime.now(UTC),
         request=request.model_copy(update={"data": str(data_path)}),
@@ -249,4 +251,7 @@ def _run(
 
         write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
         stopping.result()
+    for warning in remember(load(folder), report, settings):  # never raises: memory is a bonus
+        if hooks.warn is not None:
+            hooks.warn(warning)
     return report

@@ -173,6 +173,20 @@ def resume_command(
     _guard(go)
 
 
+def _register_subcommands() -> None:
+    """Each feature owns its commands in its own module (kept light to import: heavy imports happen
+    inside the commands)."""
+    from investigator.memory.cli import facts_app, memory_app
+    from investigator.triage.cli import app as triage_app
+
+    app.add_typer(triage_app, name="triage")
+    app.add_typer(facts_app, name="facts")
+    app.add_typer(memory_app, name="memory")
+
+
+_register_subcommands()
+
+
 def _quiet_loop_teardown(unraisable: sys.UnraisableHookArgs) -> None:
     """An asyncio loop collected after its thread ended (the MCP client's, under load) reports a
     harmless error from `BaseEventLoop.__del__` at exit; anything else is reported as usual."""

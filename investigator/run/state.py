@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import RunSettings
+from investigator.memory.models import MemoryContext
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import Hypothesis
@@ -53,6 +54,9 @@ class RunState(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence, description="latest structured result per kind")
+    memory: MemoryContext = Field(
+        default_factory=MemoryContext, description="approved facts and recalled findings, fixed at creation"
+    )
     iteration: int = 0
     consecutive_errors: int = 0
     last_progress: int = 0  # iteration of the last hypothesis status change
