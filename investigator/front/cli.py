@@ -116,12 +116,15 @@ def main_command(
         str | None, typer.Option(help="LLM planner: tools | json | json_schema | md_json.")
     ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where run folders go (default ./runs).")] = None,
+    home: Annotated[
+        Path | None, typer.Option(help="The project's memory folder (default ./.investigator).")
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
     """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
-    ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet}
+    ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet, "home": home}
     if ctx.invoked_subcommand is not None:
         return
 
@@ -136,6 +139,7 @@ def main_command(
             max_iterations=max_iterations,
             max_tokens_per_run=max_tokens_per_run,
             runs_dir=runs_dir,
+            home=home,
         )
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks, llm=LLMChoice(model=model, mode=llm_mode))
