@@ -55,6 +55,8 @@ class ChartData(BaseModel):
     current_total: float
     breakdown: str  # what the bridge steps are, e.g. "channel"
     steps: list[Step]
+    segment: str | None = None  # the leading cause's segment, drawn over time under the total
+    segment_series: list[Point] = []
 
 
 def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evidence: Evidence) -> ChartData:
@@ -78,6 +80,7 @@ def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evid
     )
     dims = _breakdown_dims(spec, causes, evidence)
     steps = _steps(cube, spec, dims, cur_total - base_total)
+    segment, segment_series = _leading_segment(table, spec, causes, first)
     g = spec.periods
     per_period = 1.0 if spec.is_ratio else None
     return ChartData(
@@ -94,7 +97,27 @@ def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evid
         steps=steps,
         grain=spec.grain,
         grain_step=spec.grain_step,
+        segment=segment,
+        segment_series=segment_series,
     )
+
+
+def _leading_segment(
+    table: Any, spec: AnalysisSpec, causes: list[RootCause], first: date
+) -> tuple[str | None, list[Point]]:
+    """The first cause with a segment, per period over the same span as the total: when it moved."""
+    from investigator.analysis.queries import daily_totals
+    from investigator.fmt import seg
+
+    cause = next((c for c in causes if c.segment and c.kind != "data_quality"), None)
+    if cause is None or not all(k in spec.dimensions and v is not None for k, v in cause.segment.items()):
+        return None, []
+    part = table.filter([table[k].cast("string") == str(v) for k, v in cause.segment.items()])
+    daily = daily_totals(part, spec)
+    shown = daily[daily["date"] >= first]
+    values = _ratio(shown, spec)
+    points = [Point(day=d, value=_finite(v)) for d, v in zip(shown["date"], values, strict=True)]
+    return (seg(cause.segment), points) if points else (None, [])
 
 
 def _finite(v: Any) -> float | None:
@@ -228,23 +251,40 @@ def _axis(ax: Any, g: Grain) -> None:
 
 def metric_chart(c: ChartData) -> str:
     """The metric per period of the data (base64 PNG), the baseline and the window shaded with
-    their levels."""
-    fig = _figure(9, 3.2)
-    ax = fig.add_subplot()
+    their levels; below it, the leading cause's segment over the same periods."""
+    fig = _figure(9, 5.4 if c.segment_series else 3.2)
+    if c.segment_series:
+        ax, below = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    else:
+        ax, below = fig.add_subplot(), None
     g = _grain(c)
+    unit = g.name if c.grain != "day" or c.grain_step != 1 else "day"
+    what = f"per {unit}" if not c.ratio else f"ratio per {unit}"
+    _series(ax, c, c.series, g, "#3b6ea5", levels=True)
+    ax.set_title(f"{c.metric}, {what}", loc="left", fontsize=10)
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
+    _style(ax)
+    if below is not None:
+        _series(below, c, c.segment_series, g, "#c8553d", levels=False)
+        below.set_title(f"{c.segment}: the leading cause, {what}", loc="left", fontsize=9)
+        _style(below)
+    _axis(below if below is not None else ax, g)
+    return _png(fig)
+
+
+def _series(ax: Any, c: ChartData, series: list[Point], g: Grain, color: str, levels: bool) -> None:
+    """One line per period, the baseline and the window shaded (with their levels on the total)."""
     coarse = c.grain != "day" or c.grain_step != 1
     # a period's point sits in the middle of the period, inside its shading
     when = [
         pd.Timestamp(p.day) + (pd.Timestamp(g.end(p.day)) - pd.Timestamp(p.day) + pd.Timedelta(days=1)) / 2
         if coarse
         else pd.Timestamp(p.day)
-        for p in c.series
+        for p in series
     ]
-    values = [p.value if p.value is not None else float("nan") for p in c.series]
-    ax.plot(when, values, color="#3b6ea5", lw=1.4, marker="o" if coarse and len(values) <= 60 else None, ms=3)
-    unit = g.name if c.grain != "day" or c.grain_step != 1 else "day"
-    what = f"per {unit}" if not c.ratio else f"ratio per {unit}"
-    for w, level, color, name in (
+    values = [p.value if p.value is not None else float("nan") for p in series]
+    ax.plot(when, values, color=color, lw=1.4, marker="o" if coarse and len(values) <= 60 else None, ms=3)
+    for w, level, shade, name in (
         (c.baseline, c.baseline_level, "#8a8f98", "baseline"),
         (c.current, c.current_level, "#e8822e", "window"),
     ):
@@ -255,17 +295,12 @@ def metric_chart(c: ChartData) -> str:
                 pd.Timestamp(w.start) - pd.Timedelta(hours=12),
                 pd.Timestamp(w.end) + pd.Timedelta(hours=12),
             )
-        ax.axvspan(start, end, color=color, alpha=0.18, lw=0, label=f"{name} {_span_label(g, w)}")
-        if level is not None:
-            ax.hlines(level, start, end, colors=color, linestyles="--", lw=2)
+        ax.axvspan(start, end, color=shade, alpha=0.18, lw=0, label=f"{name} {_span_label(g, w)}")
+        if levels and level is not None:
+            ax.hlines(level, start, end, colors=shade, linestyles="--", lw=2)
             ax.annotate(
-                num(level), (end, level), xytext=(3, 4), textcoords="offset points", color=color, fontsize=8
+                num(level), (end, level), xytext=(3, 4), textcoords="offset points", color=shade, fontsize=8
             )
-    ax.set_title(f"{c.metric}, {what}", loc="left", fontsize=10)
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
-    _style(ax)
-    _axis(ax, g)
-    return _png(fig)
 
 
 def bridge_chart(c: ChartData) -> str:

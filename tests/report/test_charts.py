@@ -1,0 +1,47 @@
+"""The charts' numbers: the leading cause's segment over time, beside the total."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from investigator.analysis.causes import RootCause
+from investigator.report.charts import chart_data, metric_chart
+from investigator.run.evidence import Evidence
+from investigator.sources.request import Request, metric_definition, resolve
+from investigator.sources.synth import generate
+
+DEFINITION = metric_definition("revenue")
+
+
+def test_the_leading_segment_is_drawn_per_period_with_its_own_numbers(tmp_path: Path) -> None:
+    frame, _ = generate("segment_change", seed=3, segment={"channel": "email"}, factor=0.4)
+    path = tmp_path / "d.parquet"
+    frame.to_parquet(path, index=False)
+    spec, _ = resolve(Request(metric="revenue", data=str(path), end=date(2026, 3, 29)), path, DEFINITION)
+    cause = RootCause(kind="segment_change", segment={"channel": "email"})
+    data = chart_data(str(path), spec, [cause], Evidence())
+    assert data.segment == "channel=email"
+    expected = frame[frame["channel"] == "email"].groupby("date")["revenue"].sum()
+    got = {p.day: p.value for p in data.segment_series}
+    assert len(got) == len(data.series) > 50
+    for day, value in list(got.items())[-10:]:
+        assert value is not None and abs(value - expected[pd.Timestamp(day).date()]) < 0.01
+    # the drop is visible where it happened: the window's days sit well below the weeks before
+    window = [v for d, v in got.items() if d >= spec.current.start]
+    before = [v for d, v in got.items() if d < spec.current.start][-28:]
+    assert sum(window) / len(window) < 0.6 * sum(before) / len(before)
+    tall = len(metric_chart(data))
+    assert tall > len(metric_chart(data.model_copy(update={"segment_series": []})))  # a second panel
+
+
+def test_no_segment_line_without_a_segment_cause(tmp_path: Path) -> None:
+    frame, _ = generate("broad_based", seed=4)
+    path = tmp_path / "d.parquet"
+    frame.to_parquet(path, index=False)
+    spec, _ = resolve(Request(metric="revenue", data=str(path), end=date(2026, 3, 29)), path, DEFINITION)
+    cause = RootCause(kind="broad_based")
+    data = chart_data(str(path), spec, [cause], Evidence())
+    assert data.segment is None and data.segment_series == []
