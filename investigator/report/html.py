@@ -7,8 +7,11 @@ No scripts and nothing fetched: the file's Content-Security-Policy forbids any r
 
 from __future__ import annotations
 
-import html
+import functools
 from pathlib import Path
+from typing import NamedTuple
+
+import jinja2
 
 from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
@@ -46,43 +49,44 @@ CSS = """
 """
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """Templates shipped in the package; every value is escaped unless marked safe."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("investigator.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals.update(num=num, pct=pct, seg=seg, signed=signed, segment_cells=segment_cells)
+    return env
 
 
 def fragment(report: Report, state: RunState | None = None, charts: ChartData | None = None) -> str:
     """The report as an HTML fragment with its own scoped styles (what a notebook shows)."""
-    r, m = report, report.movement
+    m = report.movement
     sig = "" if m.significant is None else (", significant" if m.significant else ", not significant")
-    parts = [
-        f'<div class="inv-report" id="inv-{_e(r.run_id)}"><style>{CSS}</style>',
-        f'<span class="inv-badge conf-{_e(r.confidence)}">confidence {_e(r.confidence)}</span>'
-        f'<span class="inv-badge">{_e(r.status)}</span>',
-        f"<h2>Why did {_e(r.metric)} move?</h2>",
-        f'<p class="inv-conclusion">{_e(r.conclusion or "No conclusion.")}</p>',
-        f'<p class="inv-meta">{num(m.baseline)} &rarr; {num(m.current)} ({pct(m.change_pct)}{sig}) · '
-        f"window {r.window.start} to {r.window.end} vs {_e(r.baseline.kind)} baseline "
-        f"{r.baseline.start} to {r.baseline.end}</p>",
-        _charts(charts),
-        _causes(r),
-        _segments(r),
-        _hypotheses(r),
-        _trail(r, state),
-        _footer(r),
-        "</div>",
-    ]
-    return "\n".join(p for p in parts if p)
+    return (
+        _templates()
+        .get_template("fragment.html.j2")
+        .render(
+            r=report,
+            m=m,
+            css=CSS,
+            significance=sig,
+            charts=_charts(charts),
+            recalled=getattr(report, "recalled", []),
+            decisions=state.decisions if state else [],
+            footer=_footer(report),
+        )
+    )
 
 
 def document(body: str, title: str) -> str:
     """A complete, self-contained page around a fragment."""
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title></head>\n"
-        f"{_BODY}{body}{_END}"
-    )
+    head = _templates().get_template("page.html.j2").render(csp=CSP, title=title)
+    return f"{head}\n{_BODY}{body}{_END}"
 
 
 def build(report: Report, folder: Path) -> str:
@@ -114,102 +118,42 @@ def write(body: str, report: Report, path: Path) -> Path:
 
 
 # sections ----------------------------------------------------------------------------------------
-def _img(chart_id: str, png: str, alt: str, caption: str) -> str:
-    return (
-        f'<figure><img id="{chart_id}" class="inv-chart" alt="{_e(alt)}" '
-        f'src="data:image/png;base64,{png}"><figcaption>{_e(caption)}</figcaption></figure>'
-    )
+class _Chart(NamedTuple):
+    id: str
+    png: str
+    alt: str
+    caption: str
 
 
-def _charts(c: ChartData | None) -> str:
+def _charts(c: ChartData | None) -> list[_Chart] | None:
     if c is None:
-        return '<p class="inv-meta">Charts unavailable: the run state or its data could not be read.</p>'
-    level = "the ratio of each window" if c.ratio else "the average per day in each window"
-    unit = "effect on the ratio (mix + rate)" if c.ratio else "change"
-    return "\n".join(
-        [
-            _img(
-                "chart-metric",
-                metric_chart(c),
-                f"{c.metric} per day with the baseline and the window shaded",
-                f"{c.metric} per day; shaded: baseline (grey) and window (orange); dashed: {level}.",
-            ),
-            _img(
-                "chart-contributions",
-                bridge_chart(c),
-                f"bridge of the {unit} of {c.metric} by {c.breakdown}",
-                f"From the baseline to the window: each {c.breakdown} segment's {unit}. "
-                "The value axis does not start at zero.",
-            ),
-        ]
-    )
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _causes(r: Report) -> str:
-    if not r.root_causes:
-        return ""
-    rows = []
-    for i, c in enumerate(r.root_causes, 1):
-        share = f"{c.contribution:.0%}" if c.contribution is not None else ""
-        check = {True: "yes", False: "no", None: ""}[c.verified]
-        kind = c.kind + (f" ({c.detail})" if c.detail else "")
-        rows.append(
-            [str(i), _e(kind), _e(seg(c.segment)), share, _e(signed(c.change)), check, _e(c.evidence)]
-        )
-    notes = "".join(f'<p class="inv-meta">{_e(n)}</p>' for n in r.notes)
-    head = ["#", "kind", "segment", "share", "change", "verified", "evidence"]
-    return "<h3>Root causes</h3>" + _table(head, rows) + notes
-
-
-def _segments(r: Report) -> str:
-    if not r.segments:
-        return ""
-    rows = [[_e(cell) for cell in segment_cells(s)] for s in r.segments]
-    head = ["segment", "window", "baseline", "change", "share of net change"]
-    return "<h3>Segments that moved most</h3>" + _table(head, rows)
-
-
-def _hypotheses(r: Report) -> str:
-    rows = [
-        [
-            _e(h.id),
-            f'<span class="inv-badge st-{_e(h.status)}">{_e(h.status)}</span>',
-            _e(h.statement),
-            _e(h.evidence),
-        ]
-        for h in r.hypotheses
+        return None
+    unit = "day" if c.grain == "day" and c.grain_step == 1 else _grain_name(c)
+    level = "the ratio of each window" if c.ratio else f"the average per {unit} in each window"
+    effect = "effect on the ratio (mix + rate)" if c.ratio else "change"
+    below = f"; below: {c.segment}, the leading cause" if c.segment_series else ""
+    return [
+        _Chart(
+            "chart-metric",
+            metric_chart(c),
+            f"{c.metric} per {unit} with the baseline and the window shaded",
+            f"{c.metric} per {unit}; shaded: baseline (grey) and window (orange); dashed: {level}{below}.",
+        ),
+        _Chart(
+            "chart-contributions",
+            bridge_chart(c),
+            f"bridge of the {effect} of {c.metric} by {c.breakdown}",
+            f"From the baseline to the window: each {c.breakdown} segment's {effect}. "
+            "The value axis does not start at zero.",
+        ),
     ]
-    return "<h3>Hypotheses</h3>" + _table(["id", "status", "statement", "evidence"], rows)
 
 
-def _trail(r: Report, state: RunState | None) -> str:
-    decisions = state.decisions if state else []
-    items = []
-    for f in r.findings:
-        d = decisions[f.iteration - 1] if 0 < f.iteration <= len(decisions) else None
-        head = f"<b>{_e(f.decision)}</b>" + (f" {_e(d.hypothesis_id)}" if d and d.hypothesis_id else "")
-        why = f'<div class="inv-meta">{_e(d.rationale)}</div>' if d and d.rationale else ""
-        code = f"<details><summary>code</summary><pre>{_e(d.code)}</pre></details>" if d and d.code else ""
-        items.append(f'<li value="{f.iteration}">{head}: {_e(f.summary)}{why}{code}</li>')
-    return (
-        f'<details class="inv-trail"><summary>Findings trail ({len(r.findings)} steps)</summary>'
-        f"<ol>{''.join(items)}</ol></details>"
-    )
+def _grain_name(c: ChartData) -> str:
+    from investigator.analysis.grain import Grain
+
+    return Grain(c.grain, c.grain_step, c.current.start).name
 
 
 def _footer(r: Report) -> str:
-    s = r.stats
-    tokens = f", {s.tokens.get('total', 0):,} tokens" if s.tokens.get("total") else ""
-    stop = f" Stopped: {_e(r.stop_reason)}." if r.stop_reason and r.status != "concluded" else ""
-    blockers = "".join(f"<li>{_e(b)}</li>" for b in r.blockers)
-    return (
-        (f"<h3>Needs a person</h3><ul>{blockers}</ul>" if blockers else "")
-        + f'<p class="inv-foot">{s.iterations} iterations in {s.elapsed_s:.1f}s with the {_e(s.planner)} '
-        f"planner{tokens}; run {_e(r.run_id)}.{stop}</p>"
-    )
+    return _templates().get_template("footer.html.j2").render(r=r, s=r.stats).strip()

@@ -74,3 +74,14 @@ def test_report_opens_in_headless_chromium(planted_run: Investigation) -> None:
     assert seen["rows"] >= len(planted_run.hypotheses)
     assert shot.stat().st_size > 20_000  # kept under the run folder as the test's artifact
     print(f"screenshot: {shot}")
+
+
+def test_markup_in_the_data_is_text_on_the_page(tmp_path: Path) -> None:
+    """A dimension value is data: on the page it is escaped text, never an element."""
+    hostile = '<img src=x onerror="alert(1)">'
+    frame, _ = generate("segment_change", seed=8, segment={"channel": "social"}, factor=0.4)
+    frame["channel"] = frame["channel"].replace("social", hostile)
+    inv = investigate(frame, metric="revenue", dimensions=["channel"], runs_dir=tmp_path / "runs", quiet=True)
+    page = (inv.folder / "report.html").read_text()
+    assert inv.root_causes[0].segment == {"channel": hostile}
+    assert hostile not in page and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
