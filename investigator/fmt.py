@@ -45,3 +45,12 @@ def value(text: object) -> str:
 def seg(segment: dict[str, str]) -> str:
     """A segment as people write it: country=DE & channel=social; {} is the whole metric."""
     return " & ".join(f"{value(k)}={value(v)}" for k, v in segment.items()) or "(whole metric)"
+
+
+def md(text: object) -> str:
+    """Text from the data or a model, safe inside Markdown: HTML is shown, never rendered (`<img
+    onerror=...>` in a dimension value stays text), and table pipes or emphasis do not bend the layout."""
+    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for ch in "\\`*_[]|":
+        out = out.replace(ch, "\\" + ch)
+    return out

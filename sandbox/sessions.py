@@ -190,12 +190,18 @@ class SessionRegistry:
         self.default_backend = self.policy.backend
         self.warm = dict(warm or {})  # workspace -> a local kernel started before the first call
         self.owns_root = root is None
-        self.root = root or Path(tempfile.mkdtemp(prefix="investigator-sandbox-"))
+        self._root = root  # our own temp folder is made on first use: most servers never need it
         self.confine = confine  # remote clients: workspaces under root, data under data_roots
         self.data_roots = [p.resolve() for p in data_roots or []]
         self.sessions: dict[str, Session] = {}
         self._docker: Any = None
         self.swept: list[str] = []
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="investigator-sandbox-"))
+        return self._root
 
     def docker(self) -> Any:
         """The Docker client, made once; its first use sweeps orphans of crashed runs."""
@@ -305,8 +311,8 @@ class SessionRegistry:
             with contextlib.suppress(Exception):
                 pending.result().shutdown()
         self.warm.clear()
-        if self.owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+        if self.owns_root and self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
 
 
 def prewarm(workdir: Path) -> Future[JupyterKernel]:

@@ -36,17 +36,19 @@ class Snapshot(BaseModel):
     def text(self) -> str:
         head = f"iteration {self.iteration}/{self.max_iterations}"
         parts = [head, self.hypothesis or "-", self.decision or "-", f"{self.elapsed_s:.1f}s"]
-        parts.append(f"{self.tokens:,} tokens")
+        if self.tokens:  # only a model spends tokens; the offline planner's "0 tokens" says nothing
+            parts.append(f"{self.tokens:,} tokens")
         return " · ".join(parts) + (f" — {self.note}" if self.note else "")
 
     def html(self) -> str:
         share = 1.0 if self.done else min(self.iteration / max(self.max_iterations, 1), 1.0)
         bar = "#2f7d4a" if self.done else "#3b6ea5"
         e = html.escape
+        extra = [f"{self.elapsed_s:.1f}s", *([f"{self.tokens:,} tokens"] if self.tokens else [])]
+        extra += [e(self.note)] if self.note else []
         return (
             '<div class="inv-progress" style="font-family:sans-serif;font-size:13px;max-width:760px">'
-            f"<div><b>iteration {self.iteration}/{self.max_iterations}</b> · {self.elapsed_s:.1f}s · "
-            f"{self.tokens:,} tokens{' · ' + e(self.note) if self.note else ''}</div>"
+            f"<div><b>iteration {self.iteration}/{self.max_iterations}</b> · {' · '.join(extra)}</div>"
             '<div style="background:#e6e9ee;height:6px;border-radius:3px;margin:4px 0">'
             f'<div style="background:{bar};width:{share:.0%};height:6px;border-radius:3px"></div></div>'
             f"<div>hypothesis: {e(self.hypothesis or '-')}</div>"

@@ -21,7 +21,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from investigator.fmt import seg
+from investigator.fmt import md, seg
 from investigator.run.decision import Decision
 from investigator.run.kernel_code import setup_code, verify_code
 from investigator.run.state import Finding, RunState
@@ -80,17 +80,17 @@ def write(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> Path
 def _intro(state: RunState) -> str:
     s, r = state.spec, state.request
     lines = [
-        f"# Why did {s.metric} move? — the investigation trail",
+        f"# Why did {md(s.metric)} move? — the investigation trail",
         "",
         f"Run `{state.run_id}` ({state.status}, planner {state.planner}): window {s.current.start} to "
         f"{s.current.end} vs the {s.baseline_kind} baseline {s.baseline.start} to {s.baseline.end}; "
-        f"dimensions {', '.join(s.dimensions) or 'none'}.",
+        f"dimensions {md(', '.join(s.dimensions)) or 'none'}.",
     ]
     if r.objective:
-        lines += ["", f"> {r.objective}"]
+        lines += ["", f"> {md(r.objective)}"]
     c = state.conclusion
     if c and c.conclusion:
-        lines += ["", f"**Conclusion ({c.confidence or 'low'} confidence):** {c.conclusion}"]
+        lines += ["", f"**Conclusion ({c.confidence or 'low'} confidence):** {md(c.conclusion)}"]
     lines += [
         "",
         "Each step below is the planner's decision and reasoning, then the code it ran with the output "
@@ -109,7 +109,7 @@ def _setup(state: RunState, folder: Path) -> list[NotebookNode]:
     workspace = str((folder / "workspace").resolve())
     code = PREAMBLE.format(workspace=workspace) + setup_code(state.spec, state.data_path)
     first = state.findings[0].summary if state.findings and state.findings[0].iteration == 0 else ""
-    text = f"## Setup\nLoads `{state.data_path}` into `table`, `daily`, `cube` and `spec`. {first}"
+    text = f"## Setup\nLoads {md(state.data_path)} into `table`, `daily`, `cube` and `spec`. {md(first)}"
     return [new_markdown_cell(text.strip()), new_code_cell(code.rstrip())]
 
 
@@ -119,12 +119,13 @@ def _step_text(state: RunState, finding: Finding, decision: Decision | None) -> 
         f"## Step {finding.iteration} · {finding.decision}" + (f" · {finding.hypothesis_id}" if hyp else "")
     ]
     if hyp is not None:
-        lines.append(f"**Hypothesis {hyp.id}:** {hyp.statement} *(now {hyp.status})*")
+        lines.append(f"**Hypothesis {hyp.id}:** {md(hyp.statement)} *(now {hyp.status})*")
     if decision is not None and decision.rationale:
-        lines.append(f"**Why:** {decision.rationale}")
-    lines.append(f"**Finding{' (the code failed)' if finding.error else ''}:** {finding.summary}")
+        lines.append(f"**Why:** {md(decision.rationale)}")
+    lines.append(f"**Finding{' (the code failed)' if finding.error else ''}:** {md(finding.summary)}")
     if decision is not None and decision.root_causes:
-        lines.append("\n".join(f"- {c.kind} {seg(c.segment)}: {c.evidence}" for c in decision.root_causes))
+        causes = decision.root_causes
+        lines.append("\n".join(f"- {c.kind} {md(seg(c.segment))}: {md(c.evidence)}" for c in causes))
     return "\n\n".join(lines)
 
 

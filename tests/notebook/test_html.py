@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -85,3 +86,6 @@ def test_markup_in_the_data_is_text_on_the_page(tmp_path: Path) -> None:
     page = (inv.folder / "report.html").read_text()
     assert inv.root_causes[0].segment == {"channel": hostile}
     assert hostile not in page and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
+    notebook = json.loads((inv.folder / "investigation.ipynb").read_text())
+    prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert "<img" not in prose and "&lt;img src=x onerror=" in prose  # markdown renders HTML: escaped

@@ -177,3 +177,20 @@ async def test_no_secret_of_the_servers_environment_reaches_a_local_kernel() -> 
     env = json.loads(ran["stdout"])
     assert not set(SECRETS) & set(env)
     assert not any(v in val for v in SECRETS.values() for val in env.values())
+
+
+def test_a_server_leaves_no_temp_folder_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose sessions all name their workspace (as the CLI's do) never needs its own temp
+    folder; one that made it removes it at exit."""
+    import tempfile
+
+    from sandbox.sessions import SessionRegistry
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    registry = SessionRegistry("local")
+    registry.close_all()
+    assert list(tmp_path.iterdir()) == []
+    used = SessionRegistry("local")
+    assert used.root.parent == tmp_path and used.root.is_dir()
+    used.close_all()
+    assert list(tmp_path.iterdir()) == []
