@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from investigator import __version__
+from investigator.sources.synth import generate
 
 from .conftest import write_synth
 from .test_cli import cli
@@ -57,7 +58,7 @@ def test_markup_in_a_message_is_printed_as_text(data: Path, tmp_path: Path) -> N
     assert f"dimension(s) '{odd}' not found" in r.stderr
 
 
-SPY_ON_LOOPS = '''
+SPY_ON_LOOPS = """
 import asyncio, os, sys
 _del = asyncio.BaseEventLoop.__del__
 def _spy(self, *a):
@@ -65,7 +66,7 @@ def _spy(self, *a):
         sys.stderr.write(f"unclosed event loop collected in {os.path.basename(sys.argv[0])}\\n")
     _del(self, *a)
 asyncio.BaseEventLoop.__del__ = _spy
-'''
+"""
 
 
 def test_no_event_loop_is_left_for_the_collector(data: Path, tmp_path: Path) -> None:
@@ -81,3 +82,27 @@ def test_no_event_loop_is_left_for_the_collector(data: Path, tmp_path: Path) -> 
     )  # fmt: skip
     assert r.returncode == 2, r.stderr
     assert "unclosed event loop" not in r.stderr, r.stderr
+
+
+def test_quiet_is_quiet_with_a_label_the_font_cannot_draw(tmp_path: Path) -> None:
+    """A CJK segment name makes matplotlib warn about missing glyphs: that goes to the run's log."""
+    frame, _ = generate("segment_change", seed=8, segment={"channel": "social"}, factor=0.4)
+    frame["channel"] = frame["channel"].replace("social", "社交媒体")
+    path = tmp_path / "cjk.parquet"
+    frame.to_parquet(path, index=False)
+    runs = tmp_path / "runs"
+    r = cli(
+        "--data",
+        str(path),
+        "--metric",
+        "revenue",
+        "--dimensions",
+        "channel",
+        "--quiet",
+        "--runs-dir",
+        str(runs),
+    )
+    assert r.returncode == 0, r.stderr
+    assert "社交媒体" in r.stdout and "Warning" not in r.stderr and "Glyph" not in r.stderr, r.stderr
+    (folder,) = runs.iterdir()
+    assert "missing from font" in (folder / "artifacts.log").read_text()

@@ -5,6 +5,7 @@ Writing them never fails a run: the report is already on disk, so a problem here
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -29,8 +30,21 @@ def write_artifacts(report: Report, folder: Path, verify_tolerance: float = 0.25
     _quietly(notebook, folder / trail.TRAIL_FILE)
 
 
+LOG_FILE = "artifacts.log"
+
+
 def _quietly(make: Callable[[], Any], path: Path) -> None:
-    try:
-        make()
-    except Exception as e:  # an artifact is a convenience: the run and its report stand without it
-        warnings.warn(f"could not write {path}: {type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
+    """Make one artifact. Library warnings while drawing (a glyph missing from the font for a CJK
+    label, say) go to the run's `artifacts.log`, not the terminal; a failure is one warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            make()
+            failed = None
+        except Exception as e:  # an artifact is a convenience: the run and its report stand without it
+            failed = f"could not write {path}: {type(e).__name__}: {e}"
+    if caught:
+        lines = "".join(f"{path.name}: {w.category.__name__}: {w.message}\n" for w in caught)
+        with contextlib.suppress(OSError), open(path.parent / LOG_FILE, "a", encoding="utf-8") as log:
+            log.write(lines)
+    if failed is not None:
+        warnings.warn(failed, RuntimeWarning, stacklevel=3)

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import jinja2
 
+from investigator.files import write_atomic
 from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
 from investigator.report.model import Report, segment_cells, signed
@@ -112,9 +113,7 @@ def saved_fragment(report: Report, folder: Path) -> str | None:
 
 
 def write(body: str, report: Report, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(document(body, f"Why did {report.metric} move? ({report.run_id})"))
-    return path
+    return write_atomic(path, document(body, f"Why did {report.metric} move? ({report.run_id})"))
 
 
 # sections ----------------------------------------------------------------------------------------

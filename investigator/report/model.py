@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from investigator.analysis.causes import RootCause
 from investigator.analysis.contributions import SegmentChange
 from investigator.fmt import num, pct, seg
+from investigator.memory.models import ApprovedFact, Recalled
 from investigator.run.state import RunState
 
 
@@ -70,6 +71,12 @@ class Report(BaseModel):
         default_factory=list, description="the segments that moved most, one dimension at a time"
     )
     notes: list[str] = Field(default_factory=list, description="how to read the numbers")
+    recalled: list[Recalled] = Field(
+        default_factory=list, description="memories of past runs that entered the context"
+    )
+    facts: list[ApprovedFact] = Field(
+        default_factory=list, description="approved facts that entered the context"
+    )
 
 
 def build_report(state: RunState, segments: list[SegmentChange] | None = None) -> Report:
@@ -82,6 +89,8 @@ def build_report(state: RunState, segments: list[SegmentChange] | None = None) -
             + (f" ({num(move.change)})" if move is not None else "")
             + ": a share past 100% means other segments moved the other way and offset part of it."
         )
+    notes += seen_before(state)
+    notes += state.memory.warnings
     return Report(
         run_id=state.run_id,
         status=state.status,
@@ -113,7 +122,27 @@ def build_report(state: RunState, segments: list[SegmentChange] | None = None) -
         blockers=state.blockers,
         segments=segments or [],
         notes=notes,
+        recalled=state.memory.recalled,
+        facts=state.memory.facts,
     )
+
+
+def seen_before(state: RunState) -> list[str]:
+    """Recalled causes checked against this run's verified ones: the same cause found again is
+    said, and one this data does not show is said too (a memory is never a conclusion)."""
+    causes = state.conclusion.root_causes if state.conclusion is not None else []
+    found = {(c.kind, tuple(sorted(c.segment.items()))) for c in causes if c.verified is not False}
+    notes = []
+    for r in state.memory.recalled:
+        if r.kind is None or r.kind == "no_change":
+            continue
+        when = f" on {r.created:%Y-%m-%d}" if r.created else ""
+        where = seg(r.segment) if r.segment else "the whole metric"
+        if (r.kind, tuple(sorted(r.segment.items()))) in found:
+            notes.append(f"Seen before: run {r.run_id}{when} also found {r.kind} in {where}.")
+        else:
+            notes.append(f"Recalled from run {r.run_id}{when}: {r.kind} in {where}; not found in this data.")
+    return notes
 
 
 def to_markdown(r: Report) -> str:
@@ -139,6 +168,12 @@ def to_markdown(r: Report) -> str:
             f"| {i} | {kind} | {seg(c.segment)} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
         )
     lines += [f"\n_{_md(n)}_" for n in r.notes]
+    if r.facts:
+        lines += ["", "## Approved facts used", ""]
+        lines += [f"- `{f.id}` {_md(f.text)}" for f in r.facts]
+    if r.recalled:
+        lines += ["", "## Previously found (recalled, tested against this data)", ""]
+        lines += [f"- run {m.run_id} (relevance {m.score:.2f}): {_md(m.text)}" for m in r.recalled]
     if r.segments:
         lines += ["", "## Segments that moved most", "", "| segment | window | baseline | change | share |"]
         lines += ["|---|---|---|---|---|"]
@@ -217,6 +252,15 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         for row in report.segments[:TERMINAL_SEGMENTS]:
             moved.add_row(*segment_cells(row))
         console.print(moved)
+    if report.recalled:
+        recalled = Table(title="Previously found (recalled)")
+        for col in ("run", "relevance", "memory"):
+            recalled.add_column(col, overflow="fold")
+        for m in report.recalled:
+            recalled.add_row(m.run_id, f"{m.score:.2f}", m.text)
+        console.print(recalled)
+    for f in report.facts:
+        console.print(Text(f"approved fact {f.id}: {f.text}", style="dim"))
     hyps = Table(title="Hypotheses")
     for col in ("id", "status", "statement"):
         hyps.add_column(col, overflow="fold")

@@ -21,6 +21,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from investigator.files import write_atomic
 from investigator.fmt import md, seg
 from investigator.run.decision import Decision
 from investigator.run.kernel_code import setup_code, verify_code
@@ -71,9 +72,7 @@ def notebook(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> N
 def write(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> Path:
     nb = notebook(state, folder, verify_tolerance)
     nbformat.validate(nb)
-    path = folder / TRAIL_FILE
-    nbformat.write(nb, path)
-    return path
+    return write_atomic(folder / TRAIL_FILE, nbformat.writes(nb))
 
 
 # cells -------------------------------------------------------------------------------------------

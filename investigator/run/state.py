@@ -8,7 +8,6 @@ state or the context.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import RunSettings
+from investigator.files import write_atomic
 from investigator.memory.models import MemoryContext
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
@@ -159,13 +159,7 @@ def run_dir(runs_dir: Path, run_id: str) -> Path:
 
 def save(state: RunState, folder: Path) -> None:
     """Write state.json atomically: a crash leaves the previous checkpoint, never half a file."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{STATE_FILE}.{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
-        f.write(state.model_dump_json(indent=1))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, folder / STATE_FILE)
+    write_atomic(folder / STATE_FILE, state.model_dump_json(indent=1))
 
 
 def load(folder: Path) -> RunState:
