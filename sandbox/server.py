@@ -4,7 +4,8 @@ Every tool returns its own result model (`sandbox.models`), so the server publis
 schema per tool and a client validates the structured content against it. A tool that cannot do
 what it was asked (unknown session, no network, a path outside the workspace, a kernel that will
 not start) answers with `isError` and one line saying why; the server keeps running. Generated code
-failing is not a tool error: `execute` reports it in `error`.
+that fails is an `execute` result with `isError` too: the traceback in its text, and the full
+result (with `error`) as its structured content.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 from sandbox import safe_files
 from sandbox.models import (
@@ -54,6 +56,27 @@ def _tool(fn: Callable[..., R]) -> Callable[..., R]:
             raise ToolError(f"{type(exc).__name__}: {reason}") from exc
 
     return wrapper
+
+
+def _exec_result(res: ExecResult) -> CallToolResult:
+    """MCP hosts and model clients key on `isError`: a failed execution says so, the traceback
+    readable in the text and the structured result alongside for clients that want it."""
+    text = res.text()
+    if res.error is not None and res.error.traceback:
+        text = f"{text}\n{_plain(res.error.traceback)}".strip()
+    return CallToolResult(
+        content=[TextContent(type="text", text=text or "(no output)")],
+        structured_content=res.model_dump(mode="json"),
+        is_error=not res.ok,
+    )
+
+
+def _plain(traceback: list[str] | str) -> str:
+    """A Jupyter traceback without its terminal colour codes."""
+    import re
+
+    lines = traceback if isinstance(traceback, list) else [traceback]
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(lines))
 
 
 def build_server(
@@ -124,10 +147,14 @@ def build_server(
 
     @mcp.tool()
     @_tool
-    def execute(session_id: str, code: str, timeout: float | None = None) -> ExecResult:
+    def execute(
+        session_id: str, code: str, timeout: float | None = None
+    ) -> Annotated[CallToolResult, ExecResult]:
         """Run code in the session's kernel. Returns stdout, stderr, the last expression's repr,
-        the error (name, value, traceback), structured results, saved figures and elapsed time."""
-        return registry.get(session_id).execute(code, timeout)
+        the error (name, value, traceback), structured results, saved figures and elapsed time.
+        Code that raised, timed out or killed its kernel is a tool error (`isError`, the traceback
+        in the text) that still carries the full result."""
+        return _exec_result(registry.get(session_id).execute(code, timeout))
 
     @mcp.tool()
     @_tool

@@ -246,6 +246,8 @@ class McpKernel:
             return await client.call_tool(tool, args, read_timeout_seconds=timeout)
 
         result = self._portal.call(call)
+        if result.is_error and result.structured_content is not None:  # e.g. code that raised
+            return model.model_validate(result.structured_content)
         if result.is_error:
             text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
             raise ToolFailed(text or "tool failed")

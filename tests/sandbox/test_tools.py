@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from sandbox.models import ExecResult
+
 from .conftest import error_text, server_params, structured
 
 pytestmark = pytest.mark.anyio
@@ -91,9 +93,13 @@ async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: str
         nodata = await c.call_tool("create_session", {"data_paths": ["/no/such/file.parquet"]})
         assert nodata.is_error and "does not exist" in error_text(nodata)
 
-        user_error = structured(await c.call_tool("execute", {"session_id": sid, "code": "1/0"}))
-        assert user_error["ok"] is False  # the code failed; the tool did its job
-        assert user_error["error"]["name"] == "ZeroDivisionError"
+        failed = await c.call_tool("execute", {"session_id": sid, "code": "def f():\n    return 1/0\nf()"})
+        # hosts and model clients key on isError: the traceback is in the text, the result beside it
+        assert failed.is_error and "ZeroDivisionError" in error_text(failed)
+        assert "return 1/0" in error_text(failed) and "\x1b[" not in error_text(failed)
+        user_error = ExecResult.model_validate(failed.structured_content)
+        assert user_error.ok is False and user_error.error is not None
+        assert user_error.error.name == "ZeroDivisionError"
         ok = structured(await c.call_tool("execute", {"session_id": sid, "code": "6*7"}))
         assert ok["result"] == "42"
         await c.call_tool("cleanup", {"session_id": sid})
