@@ -27,8 +27,10 @@ def num(x: float | None) -> str:
 
 
 def pct(x: float | None) -> str:
-    """A relative change with its sign: +12.3%."""
-    return "n/a" if x is None else f"{x:+.1%}"
+    """A relative change with its sign: +12.3%; a change that rounds to nothing is 0.0%, not -0.0%."""
+    if x is None:
+        return "n/a"
+    return "0.0%" if abs(x) < 0.0005 else f"{x:+.1%}"
 
 
 def value(text: object) -> str:
