@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
+import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
 _real_connect = socket.socket.connect
+
+# Runs remember what they found (`.investigator/` in the working directory): never in the checkout,
+# and never carried from one test to the next. Session fixtures share one home; each test gets its own.
+_SESSION_HOME = tempfile.mkdtemp(prefix="investigator-test-home-")
+os.environ["INVESTIGATOR_HOME"] = _SESSION_HOME
+atexit.register(shutil.rmtree, _SESSION_HOME, True)
+
+
+@pytest.fixture(autouse=True)
+def _own_memory_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INVESTIGATOR_HOME", str(tmp_path_factory.mktemp("home")))
 
 
 def _guarded_connect(self: socket.socket, address: object) -> object:
