@@ -1,9 +1,94 @@
-"""`investigate triage`: the scheduled job's command line."""
+"""`investigate triage`: the scheduled job's command line.
+
+Exit codes: 0 the job ran (anomalies or not), 3 some investigations (or metric scans) failed,
+2 a bad config (one line naming the key), 1 the job could not run (locked, nothing readable).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from investigator.triage.job import Outcome
 
 app = typer.Typer(
     add_completion=False, help="Scan many metrics, investigate the anomalous ones, notify once."
 )
+err = Console(stderr=True, soft_wrap=True)
+
+
+@app.callback(invoke_without_command=True)
+def triage(
+    config: Annotated[Path, typer.Option("--config", help="The triage YAML (see README: Every morning).")],
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Also write the digest's JSON here.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Scan and print what is flagged; investigate, notify nothing.")
+    ] = False,
+    log_format: Annotated[
+        str, typer.Option("--log-format", help="text or json (JSON lines on stderr).")
+    ] = "text",
+) -> None:
+    """Scan every metric in CONFIG, investigate the ones that moved abnormally, notify once."""
+    from investigator.errors import InvestigatorError, UserError
+    from investigator.triage.config import expand_targets, load_config
+    from investigator.triage.job import COULD_NOT_RUN, run_triage
+    from investigator.triage.logs import configure, unconfigure
+    from investigator.triage.secrets import Redactor
+
+    if log_format not in ("text", "json"):
+        _fail(2, f"--log-format {log_format!r} is not one of text, json")
+    try:
+        cfg = load_config(config)
+        _, secrets = expand_targets(cfg.notify)
+    except UserError as e:
+        _fail(2, str(e))
+    handler = configure("json" if log_format == "json" else "text", Redactor(secrets))
+    try:
+        outcome = run_triage(cfg, dry_run=dry_run, json_path=json_path)
+    except UserError as e:
+        _fail(2, str(e))
+    except InvestigatorError as e:
+        _fail(COULD_NOT_RUN, str(e))
+    except Exception as e:  # a scheduler reads one line, not a traceback
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        _fail(COULD_NOT_RUN, f"{type(e).__name__}: {first}")
+    finally:
+        unconfigure(handler)
+    _print(outcome)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _fail(code: int, message: str) -> None:
+    label = "error: " if code == 2 else "failed: "
+    err.print(Text(label, style="bold red") + Text(message), highlight=False)
+    raise typer.Exit(code)
+
+
+def _print(outcome: Outcome) -> None:
+    from investigator.triage.digest import headline, rows
+
+    out = Console(soft_wrap=True)
+    out.print(Text(outcome.title, style="bold"))
+    out.print(Text(headline(outcome.digest)))
+    table = Table(show_edge=False)
+    for name in ("metric", "segment", "change", "score", "verdict", "top cause"):
+        table.add_column(name, overflow="fold")
+    for r in rows(outcome.digest):
+        table.add_row(Text(r.metric), Text(r.segment), r.change, r.score, Text(r.verdict), Text(r.cause))
+    if table.row_count:
+        out.print(table)
+    for s in outcome.digest.scanned:
+        if s.error:
+            out.print(Text(f"could not scan {s.metric}: {s.error}", style="red"))
+    for n in outcome.digest.notifications:
+        out.print(Text(f"notify {n.target}: {'sent' if n.ok else f'failed ({n.error})'}"))
+    if outcome.folder is not None:
+        err.print(Text(f"digest: {outcome.folder / 'digest.html'}"))

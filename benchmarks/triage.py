@@ -1,0 +1,127 @@
+"""Triage speed, measured in one run: the scan of many metrics x segments, and investigations with
+one and two workers.
+
+    python benchmarks/triage.py [--rows 10000000] [--metrics 100] [--segments 20] [--skip-investigations]
+
+Scan = `scan_all` over a generated Parquet table (DuckDB through Ibis): one grouped query per metric
+(date x segment), scored in pandas. 100 metrics (10 measures summed, 90 ratios of them) x 20 values
+of `region` on 10M rows should take seconds. Investigations = 5 offline investigations of a small
+planted table (each its own kernel), run with 1 and then 2 workers. Prints a table and one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from datetime import date
+from itertools import permutations
+from pathlib import Path
+
+MEASURES = 10
+
+
+def make_table(path: Path, rows: int, segments: int) -> float:
+    """`rows` rows over 365 days and `segments` regions, in DuckDB (no pandas copy); seconds taken."""
+    import duckdb
+
+    started = time.monotonic()
+    measures = ", ".join(f"round(random() * {10 + i} * (1 + (i % 7 = 5)::int * 0.1), 2) AS m{i}"
+                         for i in range(MEASURES))  # fmt: skip
+    duckdb.sql(
+        f"""COPY (SELECT DATE '2025-01-01' + (i % 365)::INT AS date,
+                         'r' || lpad(((i * 7919) % {segments})::VARCHAR, 2, '0') AS region, {measures}
+                  FROM range({rows}) t(i)) TO '{path}' (FORMAT parquet)"""
+    )
+    return time.monotonic() - started
+
+
+def metric_names(n: int) -> list[str]:
+    columns = [f"m{i}" for i in range(MEASURES)]
+    ratios = [f"{a}/{b}" for a, b in permutations(columns, 2)]
+    return (columns + ratios)[:n]
+
+
+def bench_scan(path: Path, metrics: int) -> tuple[float, int, int]:
+    from investigator.triage.config import TriageConfig
+    from investigator.triage.job import scan_all
+    from investigator.triage.secrets import Redactor
+
+    config = TriageConfig.model_validate(
+        {"data": str(path), "metrics": metric_names(metrics), "scan_segments": ["region"]}
+    )
+    started = time.monotonic()
+    items = scan_all(config, Redactor())
+    elapsed = time.monotonic() - started
+    errors = [i.error for i in items if i.error]
+    if errors:
+        raise SystemExit(f"scan failed: {errors[0]}")
+    return elapsed, len(items), sum(i.flagged for i in items)
+
+
+def bench_investigations(folder: Path, workers: int) -> tuple[float, int]:
+    """Five offline investigations of one planted table, `workers` at a time; (seconds, concluded)."""
+    from investigator.config import load_settings
+    from investigator.runner import investigate
+    from investigator.sources.synth import generate
+    from investigator.triage.config import Target, TriageConfig
+    from investigator.triage.runs import Job, investigate_all
+    from investigator.triage.scan import ScanItem
+    from investigator.triage.secrets import Redactor
+
+    dims = {"country": ["US", "GB", "DE", "FR"], "channel": ["organic", "social", "email"]}
+    data = folder / "planted.parquet"
+    if not data.exists():
+        frame, _ = generate("segment_change", seed=3, dims=dims, segment={"channel": "social"},
+                            factor=0.4, days=70, scale=20)  # fmt: skip
+        frame.to_parquet(data, index=False)
+    metrics = ["revenue", "sessions", "orders", "orders/sessions", "revenue/orders"]
+    config = TriageConfig.model_validate(
+        {"data": str(data), "metrics": metrics, "dimensions": list(dims), "workers": workers}
+    )
+    jobs = [
+        Job(item=ScanItem(metric=m, flagged=True, window_end=date(2026, 3, 29)),
+            target=Target(metric=m, data=str(data), time_column="date", dimensions=list(dims),
+                          scan_segments=[], direction="both"))
+        for m in metrics
+    ]  # fmt: skip
+    settings = load_settings(runs_dir=folder / f"runs-{workers}", sandbox="local", home=folder / "home")
+    started = time.monotonic()
+    done, _ = investigate_all(jobs, config, settings, investigate, Redactor(), started, lambda *a, **k: None)
+    return time.monotonic() - started, sum(d.status == "concluded" for d in done)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--metrics", type=int, default=100)
+    parser.add_argument("--segments", type=int, default=20)
+    parser.add_argument("--skip-investigations", action="store_true")
+    args = parser.parse_args()
+    out: dict[str, object] = {"rows": args.rows, "metrics": args.metrics, "segments": args.segments}
+    with tempfile.TemporaryDirectory(prefix="triage-bench-") as tmp:
+        folder = Path(tmp)
+        path = folder / "facts.parquet"
+        out["generate_s"] = round(make_table(path, args.rows, args.segments), 2)
+        scan_s, series, flagged = bench_scan(path, args.metrics)
+        out.update(scan_s=round(scan_s, 2), series=series, flagged=flagged)
+        if not args.skip_investigations:
+            for workers in (1, 2):
+                wall, concluded = bench_investigations(folder, workers)
+                out[f"investigations_{workers}_worker_s"] = round(wall, 2)
+                out[f"concluded_{workers}_worker"] = concluded
+    print(f"{'measure':<34}{'value':>12}")
+    print(f"{'rows':<34}{args.rows:>12,}")
+    print(f"{'generate Parquet (s)':<34}{out['generate_s']:>12}")
+    print(f"{f'scan {args.metrics} metrics x {args.segments} segments (s)':<34}{out['scan_s']:>12}")
+    print(f"{'series scanned / flagged':<34}{f'{series} / {flagged}':>12}")
+    for workers in (1, 2):
+        if f"investigations_{workers}_worker_s" in out:
+            label = f"5 investigations, {workers} worker{'s' if workers > 1 else ''} (s)"
+            print(f"{label:<34}{out[f'investigations_{workers}_worker_s']:>12}")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

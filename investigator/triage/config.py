@@ -1,0 +1,212 @@
+"""The triage job's YAML config as a pydantic model, and the one-line messages for its mistakes.
+
+A malformed key is a `ConfigError` naming the key and what to write instead, so a scheduler's log
+shows the fix in one line (exit 2).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from investigator.analysis.grain import BASELINES, WindowError, parse_window
+from investigator.errors import ConfigError
+
+Direction = Literal["both", "up", "down"]
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class Budget(BaseModel):
+    """How much one triage run may spend on investigations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_investigations: int = Field(5, ge=0, description="Investigate at most this many flagged items.")
+    max_minutes: float = Field(20.0, gt=0, description="Start no investigation after this many minutes.")
+    max_tokens: int | None = Field(None, ge=1, description="LLM tokens for all investigations together.")
+
+
+class MetricEntry(BaseModel):
+    """One metric to scan, optionally overriding the job's defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(description="A name from metrics.yaml, a column (summed) or a ratio a/b.")
+    data: str | None = None
+    time_column: str | None = None
+    dimensions: list[str] | None = None
+    scan_segments: list[str] | None = None
+    direction: Direction | None = None
+
+
+class Target(BaseModel):
+    """A metric with every default filled in: what the scan and the investigation use."""
+
+    metric: str
+    data: str
+    time_column: str
+    dimensions: list[str] | None
+    scan_segments: list[str]
+    direction: Direction
+
+
+class TriageConfig(BaseModel):
+    """`triage.yaml`: what to scan, how to judge it, how much to investigate, whom to tell."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    data: str | None = Field(None, description="Default source for every metric.")
+    time_column: str = "date"
+    window: str = "7d"
+    baseline: str = "previous"
+    end: date | None = Field(None, description="Last day of the window; default: the last in the data.")
+    dimensions: list[str] | None = None
+    metrics: list[MetricEntry] = Field(min_length=1)
+    scan_segments: list[str] = Field(default_factory=list)
+    direction: Direction = "both"
+    threshold: float = Field(3.0, gt=0, description="Robust z-score from which a move is anomalous.")
+    max_segment_values: int = Field(50, ge=1, description="Scan the largest values of each dimension.")
+    budget: Budget = Field(default_factory=Budget)
+    workers: int = Field(2, ge=1, le=32)
+    planner: Literal["offline", "llm"] = "offline"
+    sandbox: Literal["auto", "local", "docker"] | None = None
+    max_iterations: int | None = Field(None, ge=1)
+    notify: list[str] = Field(default_factory=list, description="Apprise URLs; ${VAR} reads the env.")
+    state: Path | None = Field(None, description="SQLite state; default: <home>/triage.sqlite.")
+    runs_dir: Path | None = None
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _metric_forms(cls, value: Any) -> Any:
+        """`revenue`, `{metric: revenue, ...}` or `{revenue: {...}}` all name one metric."""
+        if not isinstance(value, list):
+            return value
+        out = []
+        for item in value:
+            if isinstance(item, str):
+                item = {"metric": item}
+            elif isinstance(item, dict) and "metric" not in item and len(item) == 1:
+                name, body = next(iter(item.items()))
+                item = {"metric": str(name), **(body or {})} if isinstance(body, dict | None) else item
+            out.append(item)
+        return out
+
+    @field_validator("window")
+    @classmethod
+    def _window(cls, value: str) -> str:
+        try:
+            parse_window(value)
+        except WindowError as e:
+            raise ValueError(str(e)) from None
+        return value
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline(cls, value: str) -> str:
+        if value not in BASELINES:
+            raise ValueError(f"{value!r} is not a baseline; write one of {', '.join(BASELINES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _every_metric_has_data(self) -> TriageConfig:
+        for m in self.metrics:
+            if not (m.data or self.data):
+                raise ValueError(f"metric {m.metric!r} has no data: add `data: sales.parquet` at the top")
+        return self
+
+    def targets(self) -> list[Target]:
+        """Every metric with the job's defaults filled in."""
+        return [
+            Target(
+                metric=m.metric,
+                data=m.data or self.data or "",
+                time_column=m.time_column or self.time_column,
+                dimensions=m.dimensions if m.dimensions is not None else self.dimensions,
+                scan_segments=m.scan_segments if m.scan_segments is not None else self.scan_segments,
+                direction=m.direction or self.direction,
+            )
+            for m in self.metrics
+        ]
+
+
+def load_config(path: Path) -> TriageConfig:
+    """Read and check `triage.yaml`; one `ConfigError` line per mistake (the first)."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist; pass --config path/to/triage.yaml") from None
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: not readable YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: must be a mapping of keys like `data:` and `metrics:`")
+    try:
+        return TriageConfig.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(f"{path}: {explain(e)}") from None
+
+
+def explain(error: ValidationError) -> str:
+    """The first problem as `key: what is wrong; what to write instead`."""
+    err = error.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    key = _key_path(err["loc"]) or "config"
+    kind, msg = err["type"], err["msg"].removeprefix("Value error, ")
+    if kind == "extra_forbidden":
+        parent = _model_at(loc[:-1])
+        known = sorted(parent.model_fields) if parent else []
+        close = difflib.get_close_matches(loc[-1], known, n=1)
+        hint = f"did you mean `{close[0]}`?" if close else "remove it"
+        return f"unknown key `{key}`: {hint} (keys here: {', '.join(known)})"
+    if kind == "missing":
+        example = {"metrics": "metrics: [revenue, orders/sessions]"}.get(loc[-1], f"{loc[-1]}: ...")
+        return f"`{key}` is required: add `{example}`"
+    return f"`{key}`: {msg} (got {err.get('input')!r})"
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for p in loc:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+_NESTED: dict[str, type[BaseModel]] = {"budget": Budget, "metrics": MetricEntry}
+
+
+def _model_at(loc: list[str]) -> type[BaseModel] | None:
+    names = [p for p in loc if not p.isdigit()]
+    model: type[BaseModel] = TriageConfig
+    for name in names:
+        nested = _NESTED.get(name)
+        if nested is None:
+            return None
+        model = nested
+    return model
+
+
+def expand_targets(urls: list[str], env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """Notify URLs with `${VAR}` read from the environment, and the values read (to mask them)."""
+    env = dict(os.environ) if env is None else env
+    secrets: list[str] = []
+    out = []
+    for i, url in enumerate(urls):
+
+        def sub(m: re.Match[str], i: int = i) -> str:
+            name = m.group(1)
+            if name not in env:
+                raise ConfigError(
+                    f"notify[{i}]: ${{{name}}} is not set in the environment: export {name}=... "
+                    "for the job, or remove that URL"
+                )
+            secrets.append(env[name])
+            return env[name]
+
+        out.append(_VAR.sub(sub, url))
+    return out, secrets

@@ -1,0 +1,285 @@
+"""One triage run, top to bottom: scan every metric, pick what to investigate, investigate within
+the budget, remember, notify once, write the digest."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from investigator.config import Settings, load_settings
+from investigator.fmt import pct, seg
+from investigator.report.model import Report
+from investigator.sources.request import Request
+from investigator.triage.config import Target, TriageConfig, expand_targets
+from investigator.triage.digest import Digest, write_digest
+from investigator.triage.notify import AppriseNotifier, Notification, Notifier, deliver
+from investigator.triage.runs import Investigate, Investigated, Job, Skipped, investigate_all, top_cause
+from investigator.triage.scan import ScanItem, plan_source, ranked, scan_targets
+from investigator.triage.secrets import Redactor
+from investigator.triage.state import Seen, TriageState, anomaly_key, state_lock
+
+logger = logging.getLogger("investigator.triage")
+RAN, SOME_FAILED, COULD_NOT_RUN = 0, 3, 1
+
+
+@dataclass
+class Outcome:
+    """What the command prints and exits with."""
+
+    digest: Digest
+    folder: Path | None
+    exit_code: int
+    title: str
+
+
+def log(event: str, **fields: Any) -> None:
+    logger.info(event, extra={"fields": fields})
+
+
+def settings_for(config: TriageConfig) -> Settings:
+    return load_settings(
+        runs_dir=config.runs_dir,
+        planner=config.planner,
+        sandbox=config.sandbox,
+        max_iterations=config.max_iterations,
+    )
+
+
+def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
+    """Every target scanned, one engine query per source (and set of scanned dimensions); a target
+    that cannot be read is an item with its `error`."""
+    from investigator.sources import open_data
+
+    groups: dict[tuple[str, str, tuple[str, ...]], list[Target]] = {}
+    for target in config.targets():
+        groups.setdefault((target.data, target.time_column, tuple(target.scan_segments)), []).append(target)
+    items: list[ScanItem] = []
+    for (data, time_column, _), targets in groups.items():
+        started = time.monotonic()
+        try:
+            table = open_data(data, time_column)
+            windows = plan_source(table, time_column, config.window, config.baseline, config.end)
+            found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
+        except Exception as e:
+            found = [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
+        for item in found:
+            if item.error:
+                item.error = redact(item.error)
+                log("scan failed", metric=item.metric, error=item.error)
+        items += found
+        log("scanned", data=redact(data), metrics=len(targets), series=len(found),
+            flagged=sum(i.flagged for i in found), seconds=round(time.monotonic() - started, 3))  # fmt: skip
+    return items
+
+
+def plan_jobs(
+    config: TriageConfig, flagged: list[ScanItem], state: TriageState | None
+) -> tuple[list[Job], list[Skipped]]:
+    """The flagged items to investigate, best first: not the ones an earlier run investigated, one
+    run per metric (a run covers its segments), at most `max_investigations`."""
+    targets = {t.metric: t for t in config.targets()}
+    jobs: dict[str, Job] = {}
+    skipped: list[Skipped] = []
+    for item in flagged:
+        seen = state.seen(_key(item)) if state else None
+        if seen is not None and seen.status not in (None, "failed"):
+            told = " and notified" if seen.notified_at else ""
+            skipped.append(_skipped(item, f"already investigated{told}", seen.run_id))
+        elif item.metric in jobs:
+            jobs[item.metric].covers.append(item)
+        else:
+            jobs[item.metric] = Job(item=item, target=targets[item.metric])
+    chosen = list(jobs.values())[: config.budget.max_investigations]
+    for job in list(jobs.values())[config.budget.max_investigations :]:
+        skipped += [_skipped(i, "budget: max_investigations") for i in [job.item, *job.covers]]
+    return chosen, skipped
+
+
+def run_triage(
+    config: TriageConfig,
+    *,
+    dry_run: bool = False,
+    json_path: Path | None = None,
+    investigate: Investigate | None = None,
+    notifier: Notifier | None = None,
+    backoff_s: float = 1.0,
+    env: dict[str, str] | None = None,
+) -> Outcome:
+    """The whole job; `investigate` and `notifier` are the seams tests may replace."""
+    urls, secrets = expand_targets(config.notify, env)
+    redact = Redactor(secrets)
+    settings = settings_for(config)
+    state_path = config.state or settings.home / "triage.sqlite"
+    now = datetime.now(UTC)
+    if dry_run:
+        return _dry_run(config, redact, json_path, now)
+    with state_lock(state_path):
+        state = TriageState(state_path)
+        try:
+            return _run(
+                config,
+                settings,
+                state,
+                urls,
+                redact,
+                json_path,
+                now,
+                investigate,
+                notifier or AppriseNotifier(),
+                backoff_s,
+            )
+        finally:
+            state.close()
+
+
+def _dry_run(config: TriageConfig, redact: Redactor, json_path: Path | None, now: datetime) -> Outcome:
+    scanned = scan_all(config, redact)
+    skipped = [_skipped(i, "dry run") for i in ranked(scanned)]
+    digest = Digest(scanned=scanned, skipped=skipped)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(digest.model_dump_json(indent=2))
+    return Outcome(digest, None, _exit_code(digest), _title(config, scanned, now, dry=True))
+
+
+def _run(
+    config: TriageConfig,
+    settings: Settings,
+    state: TriageState,
+    urls: list[str],
+    redact: Redactor,
+    json_path: Path | None,
+    now: datetime,
+    investigate: Investigate | None,
+    notifier: Notifier,
+    backoff_s: float,
+) -> Outcome:
+    started = time.monotonic()
+    scanned = scan_all(config, redact)
+    flagged = ranked(scanned)
+    jobs, skipped = plan_jobs(config, flagged, state)
+    investigated, over_budget = investigate_all(
+        jobs, config, settings, investigate or _run_one, redact, started, log
+    )
+    skipped += over_budget
+    by_metric = {i.metric: i for i in investigated}
+    for job in jobs:
+        done = by_metric.get(job.item.metric)
+        if done is None:
+            continue
+        for item in [job.item, *job.covers]:
+            state.record(_key(item), done.run_id, done.status, _summary(done))
+        covered = f"covered by the run for {job.item.metric} {seg(job.item.segment)}"
+        skipped += [_skipped(i, covered, done.run_id) for i in job.covers]
+    title = _title(config, scanned, now)
+    notifications = _notify(flagged, state, urls, title, investigated, skipped, notifier, redact, backoff_s)
+    digest = Digest(scanned=scanned, investigated=investigated, skipped=skipped, notifications=notifications)
+    folder = write_digest(digest, _folder(settings.runs_dir, now), title, json_path)
+    log("digest written", folder=str(folder), exit_code=_exit_code(digest))
+    return Outcome(digest, folder, _exit_code(digest), title)
+
+
+def _notify(
+    flagged: list[ScanItem],
+    state: TriageState,
+    urls: list[str],
+    title: str,
+    investigated: list[Investigated],
+    skipped: list[Skipped],
+    notifier: Notifier,
+    redact: Redactor,
+    backoff_s: float,
+) -> list[Notification]:
+    """One message about every flagged item nobody was told of yet; nothing new, no message."""
+    new = [i for i in flagged if not (state.seen(_key(i)) or Seen()).notified_at]
+    if not new or not urls:
+        return []
+    lines = []
+    for item in new:
+        seen = state.seen(_key(item))
+        why = (s.reason for s in skipped if (s.metric, s.segment) == (item.metric, item.segment))
+        reason = next(why, "")
+        found = (seen.summary if seen and seen.summary else "") or f"not investigated ({reason or 'budget'})"
+        z = "n/a" if item.score is None else f"{item.score:+.1f}"
+        lines.append(f"- **{item.metric}** {seg(item.segment)}: {pct(item.change_pct)} (z {z}) — {found}")
+    failed = sum(1 for i in investigated if i.status == "failed")
+    body = "\n".join(
+        [
+            f"{len(new)} anomalies, {len(investigated)} investigated"
+            + (f", {failed} failed" if failed else ""),
+            "",
+            *lines,
+        ]
+    )
+    sent = deliver(urls, title, redact(body), notifier, redact, backoff_s=backoff_s)
+    for n in sent:
+        event = "notified" if n.ok else "notification failed"
+        log(event, target=n.target, error=n.error, attempts=n.attempts)
+    if any(n.ok for n in sent):
+        state.mark_notified([_key(i) for i in new])
+    return sent
+
+
+def _run_one(request: Request, settings: Settings) -> Report:
+    from investigator.runner import investigate
+
+    return investigate(request, settings)
+
+
+def _summary(done: Investigated) -> str:
+    if done.status == "failed":
+        return f"investigation failed: {done.conclusion}"
+    cause = top_cause(done.root_causes) or done.conclusion
+    return f"{done.status} ({done.confidence}): {cause}" + (f" — {done.report}" if done.report else "")
+
+
+def _skipped(item: ScanItem, reason: str, run_id: str | None = None) -> Skipped:
+    return Skipped(
+        metric=item.metric,
+        segment=item.segment,
+        reason=reason,
+        change_pct=item.change_pct,
+        score=item.score,
+        run_id=run_id,
+    )
+
+
+def _key(item: ScanItem) -> tuple[str, str, str]:
+    assert item.window_end is not None  # flagged items were scanned, so they have windows
+    return anomaly_key(item.metric, item.segment, item.window_end)
+
+
+def _exit_code(d: Digest) -> int:
+    errors = [s for s in d.scanned if s.error]
+    if d.scanned and len(errors) == len(d.scanned):
+        return COULD_NOT_RUN
+    if errors or any(i.status == "failed" for i in d.investigated):
+        return SOME_FAILED
+    return RAN
+
+
+def _title(config: TriageConfig, scanned: list[ScanItem], now: datetime, dry: bool = False) -> str:
+    ends = sorted({(s.window_start, s.window_end) for s in scanned if s.window_end})
+    span = ", ".join(f"{a}..{b}" for a, b in ends) or "no window"
+    return f"Triage {now:%Y-%m-%d %H:%M} UTC{' (dry run)' if dry else ''}: {config.window} window {span}"
+
+
+def _folder(runs_dir: Path, now: datetime) -> Path:
+    base = runs_dir / f"triage-{now:%Y%m%dT%H%M%SZ}"
+    folder, n = base, 1
+    while folder.exists():
+        n += 1
+        folder = base.with_name(f"{base.name}-{n}")
+    return folder
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+__all__ = ["COULD_NOT_RUN", "RAN", "SOME_FAILED", "Outcome", "run_triage", "scan_all"]

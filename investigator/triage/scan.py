@@ -1,0 +1,281 @@
+"""Detection: each metric's (and each scanned segment's) move in the window, scored against its own
+history.
+
+One grouped engine query per source for all its metrics (time x the scanned dimensions, every
+measure summed in the engine; never one per segment); the rest is pandas on that small result.
+The score is the one `analysis.movement` uses: the window's change against its baseline, as a
+robust z (median/MAD) among the same-length windows before it, aligned to the same weekday unless
+the window spans whole weeks, so a weekly pattern cancels out. Daily series are scored all at
+once (vectorised); coarser windows go through `analysis.movement` one by one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+from scipy import stats
+
+from investigator.analysis.grain import Grain, WindowError, detect_grain, month_end, parse_window
+from investigator.analysis.movement import MIN_HISTORY, movement
+from investigator.analysis.spec import AnalysisSpec, Window
+from investigator.errors import DataError
+from investigator.sources.request import metric_definition, parse_expression, plan_windows
+from investigator.triage.config import Direction, Target
+
+MAD_EFFICIENCY = 0.37  # a MAD spread is worth this share of as many points' standard deviation
+FALLBACK_PCT = 0.25  # without enough history to know normal variation, only a move this big counts
+TOTAL = "__total__"
+
+
+class ScanItem(BaseModel):
+    """One scanned series: a metric as a whole (`segment` {}) or one value of a scanned dimension.
+    `change_pct` is a fraction (0.12 is +12%), as in the report; `score` the robust z."""
+
+    metric: str
+    segment: dict[str, str] = Field(default_factory=dict)
+    change_pct: float | None = None
+    score: float | None = None
+    flagged: bool = False
+    current: float | None = None
+    baseline: float | None = None
+    change: float | None = Field(None, description="current - baseline, in the metric's units")
+    window_start: date | None = None
+    window_end: date | None = None
+    error: str | None = Field(None, description="why this metric could not be scanned")
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The windows every metric on one source is compared over."""
+
+    current: Window
+    baseline: Window
+    grain: Grain
+    last: date
+
+
+def plan_source(table: Any, time_column: str, window: str, baseline: str, end: date | None) -> Windows:
+    """The data's grain, and the window (ending `end`, else the last period in the data) with its
+    baseline; `DataError` when the data cannot answer them."""
+    col = table[time_column]
+    frame = table.filter(col.notnull()).select(d=col).distinct().to_pandas()
+    dates = sorted(pd.Timestamp(v).date() for v in frame["d"])
+    if not dates:
+        raise DataError(f"the data has no rows with a date in {time_column!r}")
+    grain = detect_grain(dates)
+    last = dates[-1]
+    if end is None:
+        end = last
+        _, unit = parse_window(window)
+        if grain.unit == "day" and unit in ("month", "quarter", "year") and month_end(last) != last:
+            end = last.replace(day=1) - timedelta(days=1)  # the last whole month
+    if end > last:
+        raise DataError(f"end {end} is after the data's last date {last}: pick an earlier `end`")
+    try:
+        current, base = plan_windows(window, baseline, grain, end)
+    except WindowError as e:
+        raise DataError(str(e)) from None
+    if base.start < dates[0]:
+        raise DataError(
+            f"the {baseline} baseline starts {base.start}, before the data ({dates[0]}): pick a later "
+            "`end`, a shorter `window` or another `baseline`"
+        )
+    return Windows(current=current, baseline=base, grain=grain, last=last)
+
+
+def query_group(table: Any, time_column: str, dims: list[str], columns: list[str]) -> pd.DataFrame:
+    """The one engine query for every metric on a source: each measure column summed by time and
+    every scanned dimension (columns come back as m0, m1, ... in `columns` order, with `_rows`)."""
+    measures = {f"m{i}": table[c].sum() for i, c in enumerate(columns)}
+    frame = table.group_by([time_column, *dims]).aggregate(_rows=table.count(), **measures).to_pandas()
+    frame = frame.rename(columns={time_column: "date"})
+    frame["date"] = pd.to_datetime(frame["date"]).dt.date
+    return frame
+
+
+def wide(frame: pd.DataFrame, dims: list[str], top: int, windows: Windows) -> dict[str, pd.DataFrame]:
+    """Each measure as a date x series table: the total first, then each value of each dimension
+    (the `top` with most rows in the two windows; nulls are in the total only)."""
+    measures = [c for c in frame.columns if c.startswith("m") and c[1:].isdigit()]
+    total = frame.groupby("date")[measures].sum()
+    out = {m: [total[m].rename(TOTAL)] for m in measures}
+    recent = (frame["date"] >= windows.baseline.start) & (frame["date"] <= windows.current.end)
+    for d in dims:
+        labels = frame[d].astype("string")
+        keep = labels.isin(frame.loc[recent, "_rows"].groupby(labels[recent]).sum().nlargest(top).index)
+        per = frame[keep].assign(_s=labels[keep]).groupby(["date", "_s"])[measures].sum().unstack("_s")
+        for m in measures:
+            part = per[m]
+            part.columns = [f"{d}\x1f{v}" for v in part.columns]
+            out[m].append(part)
+    return {m: pd.concat(parts, axis=1).sort_index() for m, parts in out.items()}
+
+
+def score_daily(num: pd.DataFrame, den: pd.DataFrame | None, current: Window, offset: int) -> pd.DataFrame:
+    """Every series' window value, baseline, change and robust z at once (daily data, windows of
+    days); the same numbers `analysis.movement` gives one series at a time."""
+    days = pd.date_range(num.index.min(), max(num.index.max(), current.end), freq="D").date
+    length = current.days
+    num = num.reindex(days).fillna(0.0)
+    value = num.rolling(length).sum()
+    if den is not None:
+        den_w = den.reindex(days).fillna(0.0).rolling(length).sum()
+        value = value / den_w.where(den_w != 0)
+    base = value.shift(offset)
+    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)
+    ends = pd.DatetimeIndex(pd.to_datetime(list(days)))
+    keep = np.asarray(ends.date <= current.start - timedelta(days=1))
+    if length % 7:
+        keep &= np.asarray(ends.day_of_week == pd.Timestamp(current.end).day_of_week)
+    hist = change.to_numpy(dtype=float)[keep]
+    count = np.sum(~np.isnan(hist), axis=0)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
+        med = np.nanmedian(hist, axis=0)
+        spread = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
+        spread = np.where(spread > 0, spread, np.nanstd(hist, axis=0))
+    row = days.tolist().index(current.end)
+    pct = change.to_numpy(dtype=float)[row]
+    with np.errstate(all="ignore"):
+        z = np.where((count >= MIN_HISTORY) & (spread > 0), (pct - med) / spread, np.nan)
+    step = 1 if length % 7 == 0 else 7  # days between the history windows' ends
+    z = calibrated(z, count * min(1.0, np.sqrt(step / length)))  # overlapping windows share days
+    cur, prev = value.to_numpy(dtype=float)[row], base.to_numpy(dtype=float)[row]
+    return pd.DataFrame(
+        {"current": cur, "baseline": prev, "change": cur - prev, "change_pct": pct, "z": z},
+        index=num.columns,
+    )
+
+
+def calibrated(z: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """A z from `n` history points as the normal score with the same tail probability: the median
+    and MAD of a short history are themselves uncertain (a t tail, and the new point's own
+    prediction error), so 16 points need a bigger move than 80 for the same score. Without this a
+    3-day window with four months of history is flagged in one series out of twenty by chance."""
+    n = np.maximum(np.asarray(n, dtype=float), 2.0)
+    t = np.abs(z) / np.sqrt(1 + np.pi / 2 / n)
+    with np.errstate(all="ignore"):
+        tail = stats.t.sf(t, df=np.maximum(MAD_EFFICIENCY * (n - 1), 1.0))
+        out = np.sign(z) * np.minimum(stats.norm.isf(tail), 50.0)
+    return np.where(np.isnan(z), np.nan, out)
+
+
+def score_each(wide_frames: dict[str, pd.DataFrame], spec: AnalysisSpec) -> pd.DataFrame:
+    """`analysis.movement` series by series: for windows of weeks, months, quarters or years."""
+    rows = {}
+    for col in wide_frames["num"].columns:
+        daily = pd.DataFrame(
+            {"date": wide_frames["num"].index, spec.numerator: wide_frames["num"][col].to_numpy()}
+        )
+        if spec.denominator:
+            daily[spec.denominator] = wide_frames["den"][col].to_numpy()
+        m = movement(daily.fillna(0.0), spec)
+        rows[col] = {
+            "current": m.current,
+            "baseline": m.baseline,
+            "change": m.change,
+            "change_pct": m.change_pct,
+            "z": None if m.z is None else float(calibrated(np.array([m.z]), np.array([m.history_points]))[0]),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def flagged(pct: float | None, z: float | None, direction: Direction, threshold: float) -> bool:
+    """Anomalous, and in the direction that counts (the sign of the score, or of the change when
+    there is too little history to score it)."""
+    if pct is None:
+        return False
+    sign = pct if z is None else z
+    if abs(sign) < (FALLBACK_PCT if z is None else threshold):
+        return False
+    return direction == "both" or (direction == "up") == (sign > 0)
+
+
+def scan_targets(
+    table: Any, targets: list[Target], windows: Windows, threshold: float, top: int
+) -> list[ScanItem]:
+    """Every series of every metric on one table and set of scanned dimensions, from one grouped
+    engine query; a metric whose columns are missing is an item with its `error`."""
+    names = list(table.schema().names)
+    parsed: dict[int, tuple[str, str | None]] = {}
+    items: list[ScanItem] = []
+    for i, t in enumerate(targets):
+        try:
+            num, den = parse_expression(metric_definition(t.metric).expression)
+            missing = [c for c in [num, den, *t.scan_segments] if c and c not in names]
+            if missing:
+                raise DataError(f"column {missing[0]!r} not found; columns are: {', '.join(names)}")
+            parsed[i] = (num, den)
+        except Exception as e:
+            items.append(ScanItem(metric=t.metric, error=str(e).splitlines()[0]))
+    if not parsed:
+        return items
+    columns = sorted({c for num, den in parsed.values() for c in (num, den) if c})
+    alias = {c: f"m{i}" for i, c in enumerate(columns)}
+    dims = targets[0].scan_segments
+    frames = wide(query_group(table, targets[0].time_column, dims, columns), dims, top, windows)
+    for i, (num, den) in parsed.items():
+        metric = {"num": frames[alias[num]], **({"den": frames[alias[den]]} if den else {})}
+        items += _score(targets[i], metric, windows, threshold)
+    return items
+
+
+def scan_target(table: Any, target: Target, windows: Windows, threshold: float, top: int) -> list[ScanItem]:
+    """Every series of one metric, scored and flagged; a missing column is a `DataError`."""
+    items = scan_targets(table, [target], windows, threshold, top)
+    if items and items[0].error:
+        raise DataError(items[0].error)
+    return items
+
+
+def _score(
+    target: Target, frames: dict[str, pd.DataFrame], windows: Windows, threshold: float
+) -> list[ScanItem]:
+    spec = AnalysisSpec(
+        metric=target.metric,
+        numerator="num",
+        denominator="den" if "den" in frames else None,
+        current=windows.current,
+        baseline=windows.baseline,
+        grain=windows.grain.unit,
+        grain_step=windows.grain.step,
+    )
+    if spec.window_grain.unit == "day":
+        scores = score_daily(frames["num"], frames.get("den"), spec.current, spec.baseline_offset)
+    else:
+        scores = score_each(frames, spec)
+    items = []
+    for name, row in scores.iterrows():
+        segment = {} if name == TOTAL else dict([str(name).split("\x1f", 1)])
+        pct, z = _number(row["change_pct"]), _number(row["z"])
+        items.append(
+            ScanItem(
+                metric=target.metric,
+                segment=segment,
+                change_pct=pct,
+                score=z,
+                flagged=flagged(pct, z, target.direction, threshold),
+                current=_number(row["current"]),
+                baseline=_number(row["baseline"]),
+                change=_number(row["change"]),
+                window_start=windows.current.start,
+                window_end=windows.current.end,
+            )
+        )
+    return items
+
+
+def ranked(items: list[ScanItem]) -> list[ScanItem]:
+    """Flagged items, largest impact (absolute change in the metric's units) first, then score."""
+    hits = [i for i in items if i.flagged]
+    return sorted(hits, key=lambda i: (-abs(i.change or 0.0), -abs(i.score or 0.0)))
+
+
+def _number(x: Any) -> float | None:
+    return None if x is None or pd.isna(x) else round(float(x), 6)

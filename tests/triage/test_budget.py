@@ -1,0 +1,93 @@
+"""Choosing what to investigate: one run per metric, best first, within the budget; a run that
+raises is recorded and the others finish. A fake `investigate` (the seam) keeps these instant."""
+
+from __future__ import annotations
+
+import time
+from datetime import date
+from pathlib import Path
+
+from investigator.config import load_settings
+from investigator.report.model import BaselinePeriod, MovementSummary, Period, Report, Stats
+from investigator.sources.request import Request
+from investigator.triage.config import TriageConfig
+from investigator.triage.job import plan_jobs
+from investigator.triage.runs import investigate_all
+from investigator.triage.scan import ScanItem
+from investigator.triage.secrets import Redactor
+from investigator.triage.state import TriageState, anomaly_key
+
+END = date(2026, 3, 29)
+
+
+def item(metric: str, change: float, segment: dict[str, str] | None = None) -> ScanItem:
+    return ScanItem(
+        metric=metric,
+        segment=segment or {},
+        change=change,
+        change_pct=-0.2,
+        score=-5.0,
+        flagged=True,
+        window_end=END,
+    )
+
+
+def cfg(**kw: object) -> TriageConfig:
+    return TriageConfig.model_validate({"data": "x.parquet", "metrics": ["a", "b", "c"], **kw})
+
+
+def report(request: Request) -> Report:
+    period = Period(start=END, end=END)
+    return Report(
+        run_id=f"run-{request.metric}",
+        status="concluded",
+        metric=request.metric,
+        window=period,
+        baseline=BaselinePeriod(start=END, end=END, kind="previous"),
+        movement=MovementSummary(),
+        conclusion="fine",
+        confidence="high",
+        root_causes=[],
+        hypotheses=[],
+        findings=[],
+        stats=Stats(iterations=1, elapsed_s=0.0, planner="fake", tokens={"total": 10}),
+    )
+
+
+def test_one_run_per_metric_best_first_up_to_max_investigations() -> None:
+    flagged = [item("a", -900), item("a", -500, {"region": "EU"}), item("b", -300), item("c", -100)]
+    jobs, skipped = plan_jobs(cfg(budget={"max_investigations": 2}), flagged, None)
+    assert [(j.item.metric, j.item.segment) for j in jobs] == [("a", {}), ("b", {})]
+    assert [c.segment for c in jobs[0].covers] == [{"region": "EU"}]
+    assert [(s.metric, s.reason) for s in skipped] == [("c", "budget: max_investigations")]
+
+
+def test_what_an_earlier_run_investigated_is_skipped_but_a_failed_one_is_retried(tmp_path: Path) -> None:
+    state = TriageState(tmp_path / "s.sqlite")
+    state.record(anomaly_key("a", {}, END), "run-1", "concluded", "found it")
+    state.record(anomaly_key("b", {}, END), None, "failed", "broke")
+    jobs, skipped = plan_jobs(cfg(), [item("a", -900), item("b", -300)], state)
+    state.close()
+    assert [j.item.metric for j in jobs] == ["b"]
+    assert [(s.metric, s.reason, s.run_id) for s in skipped] == [("a", "already investigated", "run-1")]
+
+
+def test_a_raising_investigation_is_recorded_and_the_time_budget_stops_new_ones(tmp_path: Path) -> None:
+    def investigate(request: Request, settings: object) -> Report:
+        if request.metric == "b":
+            raise RuntimeError("kernel died")
+        return report(request)
+
+    config = cfg(workers=2)
+    settings = load_settings(runs_dir=tmp_path / "runs", sandbox="local")
+    jobs, _ = plan_jobs(config, [item("a", -900), item("b", -300), item("c", -100)], None)
+    done, skipped = investigate_all(
+        jobs, config, settings, investigate, Redactor(), time.monotonic(), lambda *a, **k: None
+    )
+    assert [(d.metric, d.status) for d in done] == [("a", "concluded"), ("b", "failed"), ("c", "concluded")]
+    assert done[1].conclusion == "kernel died" and skipped == []
+    past = time.monotonic() - 21 * 60  # started 21 minutes ago: max_minutes (20) is spent
+    done, skipped = investigate_all(
+        jobs, config, settings, investigate, Redactor(), past, lambda *a, **k: None
+    )
+    assert done == [] and {s.reason for s in skipped} == {"budget: max_minutes spent"}
