@@ -6,6 +6,7 @@ from investigator.llm.errors import (
     LLMAuthError,
     LLMRequestRejected,
     LLMUnavailable,
+    LLMUnreachable,
     PromptTooLarge,
 )
 from investigator.llm.settings import LLMSettings, load_llm_settings
@@ -18,6 +19,7 @@ __all__ = [
     "LLMRequestRejected",
     "LLMSettings",
     "LLMUnavailable",
+    "LLMUnreachable",
     "OnWait",
     "PromptTooLarge",
     "countdown",

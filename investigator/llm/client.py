@@ -30,7 +30,13 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from investigator.errors import InvestigatorError
-from investigator.llm.errors import InvalidOutput, LLMAuthError, LLMRequestRejected, LLMUnavailable
+from investigator.llm.errors import (
+    InvalidOutput,
+    LLMAuthError,
+    LLMRequestRejected,
+    LLMUnavailable,
+    LLMUnreachable,
+)
 from investigator.llm.prompts import Prompt
 from investigator.llm.settings import LLMSettings
 from investigator.llm.wait import OnWait, terminal_countdown
@@ -50,6 +56,9 @@ NO_KEY = "no-key"  # local servers ignore the key, but the client insists on one
 
 # instructor logs every failed attempt at ERROR; failures are reported through our errors instead.
 logging.getLogger("instructor").addHandler(logging.NullHandler())
+
+
+NEVER_ANSWERED_RETRIES = 1  # one quick retry before calling an endpoint misconfigured
 
 
 class LLMClient:
@@ -72,6 +81,7 @@ class LLMClient:
             timeout=openai.Timeout(llm.request_timeout_s, connect=llm.connect_timeout_s),
         )
         self._host = urlparse(llm.endpoint).netloc or llm.endpoint
+        self._answered = False  # an endpoint that never answered is misconfigured, not down
 
     def ask(self, prompt: Prompt, model: type[T]) -> T:
         """One validated answer, or `InvalidOutput` once the re-asks are used up."""
@@ -106,38 +116,50 @@ class LLMClient:
         while True:
             try:
                 completion: ChatCompletion = self._openai.chat.completions.create(**kwargs)
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
-                raise LLMAuthError(
-                    f"{self._host} refused the API key (HTTP {e.status_code}: {self._detail(e)}); "
-                    "set OPENAI_API_KEY to a valid key for this endpoint"
-                ) from None
-            except openai.RateLimitError as e:
-                if _billing(e):
-                    raise self._billing_error(e) from None
-                if rate_limited >= self.llm.rate_limit_max_retries:
-                    raise LLMUnavailable(
-                        f"{self._host} kept rate-limiting after {rate_limited} waits; the run is saved: "
-                        "resume it later with `investigate resume RUN_ID`"
-                    ) from None
-                self._wait(self._rate_delay(e, rate_limited), f"rate limited by {self._host} (HTTP 429)")
-                rate_limited += 1
             except openai.APIStatusError as e:
-                if e.status_code == 402:
-                    raise self._billing_error(e) from None
-                if e.status_code < 500 and e.status_code != 408:
-                    raise LLMRequestRejected(
-                        f"{self._host} rejected the request (HTTP {e.status_code}: {self._detail(e)}); "
-                        f"check the model name ({self.llm.model!r}) and, if the server has no tool "
-                        "calls, set INVESTIGATOR_LLM_MODE=json"
-                    ) from None
-                transient = self._transient(transient, f"server error (HTTP {e.status_code})")
+                self._answered = True  # it answered, if only with an error: failures from here are outages
+                rate_limited, transient = self._status(e, rate_limited, transient)
             except openai.APITimeoutError:
                 transient = self._transient(transient, f"no answer within {self.llm.request_timeout_s:g}s")
             except openai.APIConnectionError as e:
-                transient = self._transient(transient, f"connection failed ({_first_line(e.__cause__ or e)})")
+                what = f"connection failed ({_first_line(e.__cause__ or e)})"
+                if not self._answered and transient >= NEVER_ANSWERED_RETRIES:
+                    raise LLMUnreachable(
+                        f"no OpenAI-compatible endpoint answers at {self.llm.endpoint}: {what}; check "
+                        "OPENAI_BASE_URL (unset it for OpenAI itself) and that the server is running"
+                    ) from None
+                transient = self._transient(transient, what)
             else:
+                self._answered = True
                 self._count(phase, kwargs, completion)
                 return completion
+
+    def _status(self, e: openai.APIStatusError, rate_limited: int, transient: int) -> tuple[int, int]:
+        """An HTTP error answer: raise what retrying cannot fix; else wait and count the attempt."""
+        if isinstance(e, openai.AuthenticationError | openai.PermissionDeniedError):
+            raise LLMAuthError(
+                f"{self._host} refused the API key (HTTP {e.status_code}: {self._detail(e)}); "
+                "set OPENAI_API_KEY to a valid key for this endpoint"
+            ) from None
+        if isinstance(e, openai.RateLimitError):
+            if _billing(e):
+                raise self._billing_error(e) from None
+            if rate_limited >= self.llm.rate_limit_max_retries:
+                raise LLMUnavailable(
+                    f"{self._host} kept rate-limiting after {rate_limited} waits; the run is saved: "
+                    "resume it later with `investigate resume RUN_ID`"
+                ) from None
+            self._wait(self._rate_delay(e, rate_limited), f"rate limited by {self._host} (HTTP 429)")
+            return rate_limited + 1, transient
+        if e.status_code == 402:
+            raise self._billing_error(e) from None
+        if e.status_code < 500 and e.status_code != 408:
+            raise LLMRequestRejected(
+                f"{self._host} rejected the request (HTTP {e.status_code}: {self._detail(e)}); "
+                f"check the model name ({self.llm.model!r}) and, if the server has no tool "
+                "calls, set INVESTIGATOR_LLM_MODE=json"
+            ) from None
+        return rate_limited, self._transient(transient, f"server error (HTTP {e.status_code})")
 
     def _transient(self, failures: int, what: str) -> int:
         tiers = self.llm.connection_backoff_s

@@ -1,7 +1,8 @@
 """Errors of the LLM boundary, placed in the project's tree (`investigator.errors`):
 
 UserError (exit 2)
-└── LLMAuthError         the endpoint refused the key, or the account has no quota/billing
+├── LLMAuthError         the endpoint refused the key, or the account has no quota/billing
+└── LLMUnreachable       no endpoint has answered at the configured URL in this run
 PlannerError (exit 1)
 ├── LLMUnavailable       the endpoint kept failing (connection, timeouts, 5xx, 429) past the backoff
 ├── LLMRequestRejected   the endpoint refused the request itself (unknown model, bad parameter)
@@ -13,11 +14,22 @@ from __future__ import annotations
 
 from investigator.errors import PlannerError, UserError
 
-__all__ = ["InvalidOutput", "LLMAuthError", "LLMRequestRejected", "LLMUnavailable", "PromptTooLarge"]
+__all__ = [
+    "InvalidOutput",
+    "LLMAuthError",
+    "LLMRequestRejected",
+    "LLMUnavailable",
+    "LLMUnreachable",
+    "PromptTooLarge",
+]
 
 
 class LLMAuthError(UserError):
     """Fix the key or the account; retrying cannot help."""
+
+
+class LLMUnreachable(UserError):
+    """Nothing answered at the URL since the run started: a configuration error, not an outage."""
 
 
 class LLMUnavailable(PlannerError):

@@ -69,6 +69,11 @@ def fault(
     return Reply(status=status, headers=headers, error=error, to=to)
 
 
+def drop(to: str | None = None) -> Reply:
+    """Close the connection without answering: to the client, a connection failure."""
+    return Reply(status=0, to=to)
+
+
 def hang(seconds: float, to: str | None = None) -> Reply:
     """Answer only after `seconds` (a 504 then): longer than the client's timeout, it is a timeout."""
     return Reply(status=504, error={"message": "too late"}, delay=seconds, to=to)
@@ -223,6 +228,9 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             status, extra, payload, delay = server.respond(Seen(requested_model(body), body, headers))
             if delay:
                 time.sleep(delay)
+            if status == 0:  # drop: no answer at all
+                self.close_connection = True
+                return
             self._send(status, extra, payload)
 
         def do_GET(self) -> None:

@@ -16,12 +16,13 @@ from investigator.llm import (
     LLMRequestRejected,
     LLMSettings,
     LLMUnavailable,
+    LLMUnreachable,
     PromptTooLarge,
     countdown,
 )
 from investigator.llm.prompts import build, fixed_tokens, library_reference
 from investigator.llm.schemas import NextStep, bound
-from investigator.testing import FakeOpenAI, answer, fault, hang, malformed
+from investigator.testing import FakeOpenAI, answer, drop, fault, hang, malformed
 
 GOOD = {
     "type": "ANALYZE",
@@ -139,13 +140,31 @@ def test_a_timeout_backs_off_and_retries(server: FakeOpenAI, llm_settings: Setti
     assert len(waits) == 1 and "no answer within 0.2s" in waits[0][1]
 
 
-def test_connection_errors_walk_the_tiers_then_give_up(llm_settings: Settings) -> None:
+def _closed_port() -> int:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return int(s.getsockname()[1])
+
+
+def test_an_endpoint_that_never_answered_is_a_configuration_error(llm_settings: Settings) -> None:
+    """Nothing at the URL since the run started: one quick retry, then a user error naming the URL,
+    not minutes of back-off for an outage that is really a typo."""
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
     waits: list[tuple[float, str]] = []
+    with pytest.raises(LLMUnreachable, match=f"no OpenAI-compatible endpoint answers at {url}") as err:
+        ask(llm_settings(base_url=url), waits)
+    assert isinstance(err.value, UserError) and len(waits) == 1
+
+
+def test_an_endpoint_that_answered_then_dropped_walks_the_tiers(
+    server: FakeOpenAI, llm_settings: Settings
+) -> None:
+    server.script(answer(GOOD), *[drop()] * 6)  # it answered once, then drops: an outage, so back off
+    waits: list[tuple[float, str]] = []
+    client = LLMClient(llm_settings(), on_wait=lambda s, r: waits.append((s, r)))
+    client.ask(PROMPT, bound(NextStep, ["H1", "H2"]))
     with pytest.raises(LLMUnavailable, match="after 6 attempts"):
-        ask(llm_settings(base_url=f"http://127.0.0.1:{port}/v1"), waits)
+        client.ask(PROMPT, bound(NextStep, ["H1", "H2"]))
     assert [w for w, _ in waits] == FAST_CONNECTION
     assert all("connection failed" in r for _, r in waits)
 
