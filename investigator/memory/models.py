@@ -1,16 +1,50 @@
-"""What memory hands a run: approved facts and recalled past findings."""
+"""What memory hands a run: approved facts and recalled past findings, and what a run proposes."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from datetime import datetime
+from typing import Literal
+
 from pydantic import BaseModel, Field
+
+FactKind = Literal["late_data", "note"]
+MemoryType = Literal["fact", "decision", "preference", "observation"]
+
+
+def fact_id(kind: str, segment: dict[str, str], lag_days: int | None, metrics: list[str], text: str) -> str:
+    """The same fact gets the same id wherever it comes from, so a proposal is made once."""
+    key = json.dumps([kind, sorted(segment.items()), lag_days, sorted(metrics), text.strip().lower()])
+    return "f-" + hashlib.sha1(key.encode()).hexdigest()[:6]
 
 
 class ApprovedFact(BaseModel):
-    """A fact a person approved; only these enter a prompt."""
+    """A fact a person approved; only these enter a prompt.
+
+    `kind` and `segment` are the structured part the offline planner acts on (`late_data`: the
+    segment's recent rows land `lag_days` late); `note` facts are context for people and models.
+    Empty `metrics` means every metric."""
 
     id: str
     topic: str
     text: str
+    kind: FactKind = "note"
+    segment: dict[str, str] = Field(default_factory=dict)
+    lag_days: int | None = None
+    metrics: list[str] = Field(default_factory=list)
+    run_id: str | None = Field(None, description="the run that proposed it, if one did")
+
+    def applies_to(self, metric: str, dimensions: list[str]) -> bool:
+        """About this metric (or every metric) and only about dimensions this data has."""
+        return (not self.metrics or metric in self.metrics) and set(self.segment) <= set(dimensions)
+
+
+class FactProposal(ApprovedFact):
+    """A fact the agent proposed at conclusion; pending until a person approves or rejects it."""
+
+    evidence: str = ""
+    created: datetime | None = None
 
 
 class Recalled(BaseModel):
@@ -19,8 +53,32 @@ class Recalled(BaseModel):
     run_id: str
     text: str
     score: float
+    kind: str | None = Field(None, description="the cause kind, for a memory of one root cause")
+    segment: dict[str, str] = Field(default_factory=dict)
+    created: datetime | None = None
 
 
 class MemoryContext(BaseModel):
     facts: list[ApprovedFact] = Field(default_factory=list)
     recalled: list[Recalled] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list, description="memory trouble; the run went on")
+
+
+class NewMemory(BaseModel):
+    """An atomic memory of a finished run, before it is embedded and stored."""
+
+    type: MemoryType
+    text: str
+    run_id: str
+    metric: str | None = None
+    kind: str | None = None
+    segment: dict[str, str] = Field(default_factory=dict)
+
+
+class StoredMemory(NewMemory):
+    id: int
+    created: datetime
+    last_access: datetime | None = None
+    access_count: int = 0
+    summary: bool = False
+    score: float | None = None

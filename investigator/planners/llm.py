@@ -16,11 +16,11 @@ from investigator.llm.prompts import build, step_record
 from investigator.llm.schemas import NextStep, Reflection, StepFinding, bound
 from investigator.llm.settings import LLMSettings
 from investigator.llm.wait import OnWait
-from investigator.planners.offline import OfflinePlanner
+from investigator.planners.offline import OfflinePlanner, proposals
 from investigator.protocols import Planner
 from investigator.run.compress import Compressed
 from investigator.run.context import Context
-from investigator.run.decision import Decision
+from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Hypothesis
 from sandbox.models import ExecResult
 
@@ -79,6 +79,11 @@ class LLMPlanner:
             decision = step.to_decision()
         except (InvalidOutput, PromptTooLarge) as e:
             decision = self._fall_back(context, str(e))
+        if decision.type == DecisionType.CONCLUDE and not decision.proposed_facts:
+            # the data problems it concluded, proposed for a person to review (never approved here)
+            decision = decision.model_copy(
+                update={"proposed_facts": proposals(decision.root_causes, context.spec)}
+            )
         if reflection is not None:
             note = f" (Reflection: {reflection.assessment})"
             decision = decision.model_copy(

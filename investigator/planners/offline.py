@@ -7,15 +7,19 @@ segments it finds, pivots when a hypothesis is ruled out, and concludes from the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
+from investigator.analysis.causes import RootCause
+from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import seg
+from investigator.memory.models import FactKind, FactProposal, fact_id
 from investigator.run.compress import Compressed
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import Evidence
 from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
-from investigator.run.verdict import conclusion_text, confidence, root_causes
+from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from sandbox.models import ExecResult
 
 _SEGMENTS = "explanation = explain_segments(cube, spec)\nemit(explanation)"
@@ -96,16 +100,47 @@ class OfflinePlanner:
         return None
 
     def conclude(self, context: Context) -> Decision:
-        causes = root_causes(context.evidence, context.spec)
+        """The evidence's causes, read with the approved facts (a known late-landing segment's
+        drop is incomplete recent data), and data problems proposed as facts for people to review."""
+        causes = with_facts(root_causes(context.evidence, context.spec), context.facts)
         return Decision(
             type=DecisionType.CONCLUDE,
             rationale="Every hypothesis has been tested."
             if not context.must_conclude
             else "Asked to conclude now.",
-            conclusion=conclusion_text(causes, context.evidence, context.spec),
+            conclusion=conclusion_text(causes, context.evidence, context.spec, context.facts),
             confidence=confidence(causes, context.evidence),
             root_causes=causes,
+            proposed_facts=proposals(causes, context.spec),
         )
+
+
+_LAST = re.compile(r"the last (\d+) days? ")
+
+
+def proposals(causes: list[RootCause], spec: AnalysisSpec) -> list[FactProposal]:
+    """Each data problem found, as a fact a person may confirm: late recent days as a `late_data`
+    fact the next runs act on, other problems as notes. Worded without this run's numbers, so the
+    same problem found again is the same proposal."""
+    out = []
+    kind: FactKind
+    for c in causes:
+        if c.kind != "data_quality" or c.detail is None:
+            continue
+        where = f"{seg(c.segment)} data" if c.segment else f"{spec.metric} data"
+        lag = _LAST.search(c.evidence) if c.detail == "incomplete_recent_data" else None
+        if lag is not None:
+            kind, days = "late_data", int(lag.group(1))
+            text = f"{where} lands about {days} days late: the last days of a window are incomplete"
+        else:
+            kind, days = "note", None
+            text = f"{where} has had {c.detail.replace('_', ' ')} in the {spec.metric} data"
+        fid = fact_id(kind, c.segment, days, [spec.metric], text)
+        out.append(
+            FactProposal(id=fid, topic=spec.metric, text=text, kind=kind, segment=c.segment,
+                         lag_days=days, metrics=[spec.metric], evidence=c.evidence)
+        )  # fmt: skip
+    return out
 
 
 def _hypothesis(hyps: list[Hypothesis], kind: HypothesisKind) -> Hypothesis | None:

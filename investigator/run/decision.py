@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from investigator.analysis.causes import CauseKind, RootCause
+from investigator.memory.models import FactProposal
 
 __all__ = ["CauseKind", "Confidence", "Decision", "DecisionType", "RootCause"]
 
@@ -35,6 +36,10 @@ class Decision(BaseModel):
         default_factory=list, description="what needs a human (missing data, ill-posed)"
     )
     reranked: list[str] | None = Field(None, description="hypothesis ids, most promising first")
+    proposed_facts: list[FactProposal] = Field(
+        default_factory=list,
+        description="CONCLUDE: facts for a person to review; pending until approved, never used before",
+    )
     fallback: str | None = Field(
         None, description="why the offline planner chose this step in place of the model (LLM planner)"
     )

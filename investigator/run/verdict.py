@@ -6,12 +6,13 @@ stops early, so both say the same thing for the same evidence.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from investigator.analysis.causes import CauseKind, RootCause
 from investigator.analysis.segments import Segment
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import num, pct, seg
+from investigator.memory.models import ApprovedFact
 from investigator.run.decision import Confidence
 from investigator.run.evidence import Evidence, material_issues
 
@@ -181,7 +182,33 @@ WORDS: dict[CauseKind, Callable[[RootCause], str]] = {
 }
 
 
-def conclusion_text(causes: list[RootCause], evidence: Evidence, spec: AnalysisSpec) -> str:
+def late_fact(cause: RootCause, facts: Sequence[ApprovedFact]) -> ApprovedFact | None:
+    """The approved `late_data` fact that explains a drop in this cause's segment, if any: rows
+    of a late-landing segment are missing from the last days of the window, not lost."""
+    rising = cause.change is not None and cause.change >= 0
+    if cause.kind not in ("segment_change", "rate_change", "broad_based") or rising:
+        return None
+    return next(
+        (f for f in facts
+         if f.kind == "late_data" and all(cause.segment.get(k) == v for k, v in f.segment.items())),
+        None,
+    )  # fmt: skip
+
+
+def with_facts(causes: list[RootCause], facts: Sequence[ApprovedFact]) -> list[RootCause]:
+    """Causes an approved fact explains as incomplete recent data go first (data problems lead),
+    their evidence naming the fact; the numbers stay as measured, so the check still holds."""
+    known = [
+        c.model_copy(update={"evidence": f"known late data (approved fact {f.id}: {f.text}); {c.evidence}"})
+        for c in causes
+        if (f := late_fact(c, facts)) is not None
+    ]
+    return known + [c for c in causes if late_fact(c, facts) is None]
+
+
+def conclusion_text(
+    causes: list[RootCause], evidence: Evidence, spec: AnalysisSpec, facts: Sequence[ApprovedFact] = ()
+) -> str:
     move = evidence.movement
     head = (
         f"{spec.metric} went from {num(move.baseline if move else None)} to "
@@ -200,8 +227,22 @@ def conclusion_text(causes: list[RootCause], evidence: Evidence, spec: AnalysisS
         for d in evidence.ratio.dimensions
     ):  # the segment gained share of the denominator
         words["mix_shift"] = lambda c: f"a mix shift toward {seg(c.segment)}"
-    parts = [words[c.kind](c) + _share_words(c) for c in causes[:3]]
-    return head + " Explained by " + "; ".join(parts) + "."
+    parts, late = [], []
+    for c in causes[:3]:
+        f = late_fact(c, facts)
+        if f is not None:
+            late.append(f)
+            lag = f"{f.lag_days} days " if f.lag_days else ""
+            where = seg(c.segment) if c.segment else spec.metric
+            parts.append(f"incomplete recent data in {where}, which lands {lag}late per approved fact "
+                         f"{f.id}" + _share_words(c))  # fmt: skip
+        else:
+            parts.append(words[c.kind](c) + _share_words(c))
+    tail = ""
+    if late:
+        days = max((f.lag_days or 0) for f in late)
+        tail = " Re-check once the late rows have landed" + (f" ({days} days)" if days else "") + "."
+    return head + " Explained by " + "; ".join(parts) + "." + tail
 
 
 def _share_words(c: RootCause) -> str:

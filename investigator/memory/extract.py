@@ -1,0 +1,52 @@
+"""What a finished run leaves in memory: atomic memories worth recalling, and nothing trivial."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from investigator.fmt import seg
+from investigator.memory.models import NewMemory
+
+if TYPE_CHECKING:
+    from investigator.report.model import Report
+    from investigator.run.state import RunState
+
+_DATES = re.compile(r"\d{4}-\d{2}-\d{2}(?:\.\.\d{4}-\d{2}-\d{2})?|\b\d{8}-\d{6}-[0-9a-f]+\b")
+_NUMBER = re.compile(r"\d")
+
+
+def nontrivial(m: NewMemory) -> bool:
+    """A memory names a cause, or carries a number other than a date or a run id."""
+    return bool(m.kind and m.kind != "no_change") or bool(_NUMBER.search(_DATES.sub("", m.text)))
+
+
+def memories_of(state: RunState, report: Report) -> list[NewMemory]:
+    """The run's conclusion, each cause with its numbers, and the approved facts it used. Only a
+    concluded run: a partial one stopped before its evidence was complete."""
+    if state.conclusion is None or state.status != "concluded":
+        return []
+    s = state.spec
+    where = f"{s.metric} {s.current.start}..{s.current.end} vs {s.baseline.start}..{s.baseline.end}"
+    base = {"run_id": state.run_id, "metric": s.metric}
+    out = [NewMemory(type="observation", text=report.conclusion, **base)]  # it names metric and windows
+    for c in report.root_causes:
+        if c.verified is False:
+            continue  # the data did not bear it out: nothing to remember
+        share = f", {c.contribution:.0%} of the change" if c.contribution is not None else ""
+        change = f" ({c.change:+,.0f})" if c.change is not None else ""
+        label = c.kind + (f" ({c.detail})" if c.detail else "")
+        out.append(
+            NewMemory(
+                type="observation",
+                text=f"{where}: {label} in {seg(c.segment)}{share}{change}; {c.evidence}",
+                kind=c.kind,
+                segment=c.segment,
+                **base,
+            )
+        )
+    out += [
+        NewMemory(type="fact", text=f"approved fact used for {s.metric}: {f.text}", segment=f.segment, **base)
+        for f in state.memory.facts
+    ]
+    return [m for m in out if nontrivial(m)]

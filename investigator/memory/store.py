@@ -1,0 +1,330 @@
+"""The recall store: atomic memories of past runs with their embeddings, in SQLite (WAL).
+
+Several runs may finish at once, in threads or processes: every write is one short transaction,
+and WAL lets readers go on while one writes, so a compaction never blocks an investigation. A file
+that is not a database is set aside and a new one made, with a warning.
+
+Ranking: cosine similarity, scaled down with age (half-life `HALF_LIFE_DAYS`) and up with use
+(each recall counts); only memories above `MIN_SIMILARITY` are candidates, and of memories about
+the same segment the most recent wins.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from investigator.memory.embed import Embedder
+from investigator.memory.home import DB, aside, ensure_home
+from investigator.memory.models import NewMemory, StoredMemory
+
+HALF_LIFE_DAYS = 90.0
+USE_BOOST = 0.1  # per e-fold of recalls
+MIN_SIMILARITY = 0.45
+CHUNK_CHARS, CHUNK_OVERLAP, PER_SUMMARY = 1600, 320, 10
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: the in-process index relies on it
+    type TEXT NOT NULL,
+    text TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    metric TEXT,
+    kind TEXT,
+    segment TEXT NOT NULL DEFAULT '{}',
+    created REAL NOT NULL,
+    last_access REAL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    summary INTEGER NOT NULL DEFAULT 0,
+    sources TEXT NOT NULL DEFAULT '[]',
+    model TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_metric ON memories(metric);
+CREATE INDEX IF NOT EXISTS memories_run ON memories(run_id);
+CREATE INDEX IF NOT EXISTS memories_used ON memories(access_count);  -- recall reads uses, not blobs
+"""
+_COLUMNS = "id, type, text, run_id, metric, kind, segment, created, last_access, access_count, summary"
+
+
+def relevance(similarity: float, age_days: float, uses: int) -> float:
+    """Similarity, decayed with age and raised with use."""
+    return similarity * 0.5 ** (max(age_days, 0.0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * math.log1p(uses))
+
+
+def chunks(text: str, size: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """Pieces of `size` characters, each starting `overlap` before the last one ended."""
+    if len(text) <= size:
+        return [text]
+    step = size - overlap
+    return [text[i : i + size] for i in range(0, len(text) - overlap, step)]
+
+
+class MemoryStore:
+    def __init__(self, home: Path, embedder: Embedder) -> None:
+        self.home, self.embedder = home, embedder
+        _, self.warnings = ensure_home(home)
+        self.path = home / DB
+        try:
+            self._init()
+        except sqlite3.DatabaseError as e:  # not a database, or damaged beyond reading
+            moved = aside(self.path)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self.warnings.append(f"memory: {DB} was unreadable ({e}); moved to {moved.name} and made again")
+            self._init()
+
+    def _init(self) -> None:
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+            db.execute("SELECT count(*) FROM memories").fetchone()
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout=30000")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            yield db
+        finally:
+            db.close()
+
+    # writing -------------------------------------------------------------------------------------
+    def add(
+        self, memories: list[NewMemory], created: datetime | None = None, replace: bool = False
+    ) -> list[int]:
+        """Embed and store memories in one transaction; returns their ids. With `replace`, the
+        runs' earlier memories (not people's decisions) go in the same transaction: a resumed run
+        is remembered once."""
+        if not memories:
+            return []
+        vectors = self.embedder.embed([m.text for m in memories])
+        when = (created or datetime.now(UTC)).timestamp()
+        rows = [
+            (m.type, m.text, m.run_id, m.metric, m.kind, json.dumps(m.segment, sort_keys=True), when,
+             self.embedder.name, v.astype(np.float32).tobytes())
+            for m, v in zip(memories, vectors, strict=True)
+        ]  # fmt: skip
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            if replace:
+                runs = sorted({m.run_id for m in memories})
+                db.execute(
+                    f"DELETE FROM memories WHERE type != 'decision' AND summary = 0 AND run_id IN "
+                    f"({','.join('?' * len(runs))})",
+                    runs,
+                )
+            ids = [
+                int(
+                    db.execute(
+                        "INSERT INTO memories (type, text, run_id, metric, kind, segment, created, model, "
+                        "embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        row,
+                    ).fetchone()[0]
+                )
+                for row in rows
+            ]
+            db.execute("COMMIT")
+        return ids
+
+    def forget(self, run_id: str) -> int:
+        """Remove a run's memories, and any summary that quotes them; returns how many went."""
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            n = db.execute(
+                "DELETE FROM memories WHERE run_id = ? OR EXISTS "
+                "(SELECT 1 FROM json_each(memories.sources) WHERE value = ?)",
+                (run_id, run_id),
+            ).rowcount
+            db.execute("COMMIT")
+        return int(n)
+
+    def touch(self, ids: list[int], now: datetime | None = None) -> None:
+        """These memories were recalled: their use counts, and they were last seen now."""
+        if not ids:
+            return
+        when = (now or datetime.now(UTC)).timestamp()
+        with self._connect() as db:
+            db.executemany(
+                "UPDATE memories SET last_access = ?, access_count = access_count + 1 WHERE id = ?",
+                [(when, i) for i in ids],
+            )
+
+    # reading -------------------------------------------------------------------------------------
+    def count(self) -> int:
+        with self._connect() as db:
+            return int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def all(self, run_id: str | None = None) -> list[StoredMemory]:
+        where, args = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
+        with self._connect() as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM memories {where} ORDER BY id", args).fetchall()
+        return [_memory(r) for r in rows]
+
+    def search(
+        self,
+        text: str,
+        k: int = 5,
+        metric: str | None = None,
+        dimensions: list[str] | None = None,
+        min_similarity: float = MIN_SIMILARITY,
+        now: datetime | None = None,
+        latest_only: bool = True,
+    ) -> list[StoredMemory]:
+        """The `k` most relevant memories for `text`: of this metric (and the general ones) and
+        about only these dimensions, when given; most relevant first, with `score` set. With
+        `latest_only`, of memories about the same segment only the most recent is kept."""
+        with self._connect() as db:
+            index = self._index(db, metric)
+            used = dict(db.execute("SELECT id, access_count FROM memories WHERE access_count > 0").fetchall())
+        if not len(index.ids):
+            return []
+        similarity = index.matrix @ self.embedder.embed([text])[0]
+        t = (now or datetime.now(UTC)).timestamp()
+        age = (t - index.created) / 86400
+        uses = np.array([used.get(int(i), 0) for i in index.ids], dtype=float) if used else 0.0
+        score = similarity * 0.5 ** (np.maximum(age, 0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * np.log1p(uses))
+        score = np.where(similarity >= min_similarity, score, -np.inf)
+        if dimensions is not None:
+            dims = set(dimensions)
+            fits = {s: set(json.loads(s)) <= dims for s in set(index.segments)}
+            score = np.where(np.array([fits[s] for s in index.segments]), score, -np.inf)
+        top = min(len(score), max(k * 10, 50))
+        order = np.argpartition(-score, top - 1)[:top]
+        order = order[np.argsort(-score[order])]
+        picked: list[tuple[int, float, str]] = []
+        newest: dict[str, tuple[float, int]] = {}  # segment -> (created, index in picked)
+        for i in order:
+            if not np.isfinite(score[i]):
+                break
+            segment = index.segments[i]
+            picked.append((int(index.ids[i]), float(score[i]), segment))
+            if segment != "{}" and latest_only:  # about the same segment: the most recent wins
+                seen = newest.get(segment)
+                if seen is None or index.created[i] > seen[0]:
+                    newest[segment] = (float(index.created[i]), len(picked) - 1)
+        keep = [
+            (mid, s) for j, (mid, s, seg) in enumerate(picked) if seg not in newest or newest[seg][1] == j
+        ][:k]
+        if not keep:
+            return []
+        scores = dict(keep)
+        with self._connect() as db:
+            marks = ",".join("?" * len(keep))
+            sql = f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})"
+            found = db.execute(sql, list(scores)).fetchall()
+        out = [_memory(r).model_copy(update={"score": round(scores[r[0]], 4)}) for r in found]
+        return sorted(out, key=lambda m: -(m.score or 0))
+
+    def _index(self, db: sqlite3.Connection, metric: str | None) -> _Index:
+        """The embeddings of this metric's memories, read once per process while nothing was
+        added or removed (a recall runs in milliseconds among 10,000 memories)."""
+        state = db.execute("SELECT count(*), max(id), min(id) FROM memories").fetchone()
+        key = (str(self.path.resolve()), self.embedder.name, metric)
+        cached = _INDEXES.get(key)
+        if cached is not None and cached.state == state:
+            return cached
+        where, args = "model = ?", [self.embedder.name]
+        if metric is not None:
+            where += " AND (metric = ? OR metric IS NULL)"
+            args.append(metric)
+        rows = db.execute(
+            f"SELECT id, embedding, created, segment FROM memories WHERE {where}", args
+        ).fetchall()
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        index = _Index(
+            state=state,
+            ids=np.array([r[0] for r in rows], dtype=np.int64),
+            matrix=matrix,
+            created=np.array([r[2] for r in rows], dtype=float),
+            segments=[str(r[3]) for r in rows],
+        )
+        _INDEXES[key] = index
+        return index
+
+    # compaction ----------------------------------------------------------------------------------
+    def compact(self, older_than_days: float = 30, now: datetime | None = None) -> tuple[int, int]:
+        """Summarise old memories, `PER_SUMMARY` at a time per metric, into chunks of
+        `CHUNK_CHARS` characters (each embedded), and drop the originals. Returns (summarised,
+        chunks made). Each group is its own short transaction."""
+        cutoff = (now or datetime.now(UTC)).timestamp() - older_than_days * 86400
+        with self._connect() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS}, sources FROM memories WHERE summary = 0 AND created < ? "
+                "ORDER BY metric, created",
+                (cutoff,),
+            ).fetchall()
+        by_metric: dict[str | None, list[tuple[StoredMemory, list[str]]]] = {}
+        for r in rows:
+            by_metric.setdefault(r[4], []).append((_memory(r[:-1]), json.loads(r[-1])))
+        summarised = made = 0
+        for metric, items in by_metric.items():
+            groups = [items[i : i + PER_SUMMARY] for i in range(0, len(items), PER_SUMMARY)]
+            if len(groups) > 1 and len(groups[-1]) < 2:  # a lone last memory joins the group before
+                groups[-2:] = [groups[-2] + groups[-1]]
+            for group in groups:
+                if len(group) < 2:
+                    continue  # one memory summarised is the same memory
+                made += self._summarise(metric, group)
+                summarised += len(group)
+        return summarised, made
+
+    def _summarise(self, metric: str | None, group: list[tuple[StoredMemory, list[str]]]) -> int:
+        lines = [f"- {m.created:%Y-%m-%d} run {m.run_id} ({m.type}): {m.text}" for m, _ in group]
+        runs = list(dict.fromkeys([m.run_id for m, _ in group] + [s for _, src in group for s in src]))
+        head = f"Summary of {len(group)} memories about {metric or 'every metric'}:\n"
+        pieces = chunks(head + "\n".join(lines))
+        vectors = self.embedder.embed(pieces)
+        created = max(m.created for m, _ in group).timestamp()
+        uses = sum(m.access_count for m, _ in group)
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            marks = ",".join("?" * len(group))
+            gone = db.execute(
+                f"DELETE FROM memories WHERE id IN ({marks}) AND summary = 0", [m.id for m, _ in group]
+            ).rowcount
+            if gone != len(group):  # forgotten or compacted meanwhile: leave this group alone
+                db.execute("ROLLBACK")
+                return 0
+            for piece, v in zip(pieces, vectors, strict=True):
+                db.execute(
+                    "INSERT INTO memories (type, text, run_id, metric, created, access_count, summary, "
+                    "sources, model, embedding) VALUES ('observation', ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                    (piece, f"summary-{int(time.time())}", metric, created, uses, json.dumps(runs),
+                     self.embedder.name, v.astype(np.float32).tobytes()),
+                )  # fmt: skip
+            db.execute("COMMIT")
+        return len(pieces)
+
+
+@dataclass(frozen=True)
+class _Index:
+    state: tuple[int, int | None, int | None]  # count, max id, min id: any add or removal changes it
+    ids: np.ndarray
+    matrix: np.ndarray
+    created: np.ndarray
+    segments: list[str]
+
+
+_INDEXES: dict[tuple[str, str, str | None], _Index] = {}
+
+
+def _memory(r: tuple[object, ...]) -> StoredMemory:
+    def when(x: object) -> datetime | None:
+        return datetime.fromtimestamp(float(str(x)), UTC) if x is not None else None
+
+    return StoredMemory.model_validate(
+        {"id": r[0], "type": r[1], "text": r[2], "run_id": r[3], "metric": r[4], "kind": r[5],
+         "segment": json.loads(str(r[6])), "created": when(r[7]), "last_access": when(r[8]),
+         "access_count": r[9], "summary": bool(r[10])}
+    )  # fmt: skip
