@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from investigator.errors import ConfigError
@@ -152,7 +152,10 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 class MetricDefinition(BaseModel):
-    """A named metric: a column summed, or a ratio `a/b` of two summed columns."""
+    """A named metric: one measure or a ratio `a/b` of two. A measure is a column (summed),
+    `sum(col)`, `count(*)`, `count(col)` or `count_distinct(col)`, e.g. `count_distinct(user_id)`
+    (daily active users) or `sum(revenue)/count_distinct(user_id)`. Its data may be given here too:
+    a file, or a URL (`env:VAR`) with a table or a query."""
 
     model_config = {"extra": "forbid"}
 
@@ -160,7 +163,18 @@ class MetricDefinition(BaseModel):
     description: str = ""
     dimensions: list[str] | None = None
     time_column: str | None = None
-    data: str | None = None
+    data: str | None = Field(None, description="A file, a connection URL, or env:VAR naming one.")
+    table: str | None = Field(None, description="The table at `data` when it is a URL.")
+    sql: str | None = Field(None, description="A query at `data` when it is a URL, used as the table.")
+
+    @field_validator("expression")
+    @classmethod
+    def _measures_parse(cls, value: str) -> str:
+        from investigator.analysis.spec import parse_measure
+
+        for side in value.split("/"):
+            parse_measure(side)  # a ValueError names what is wrong
+        return value
 
 
 def load_metrics() -> dict[str, MetricDefinition]:

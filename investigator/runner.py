@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from pydantic import BaseModel
 
+from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError
 from investigator.memory import recall, remember
@@ -24,8 +25,11 @@ from investigator.run.decision import Decision
 from investigator.run.hypotheses import seed_hypotheses
 from investigator.run.loop import InvestigationLoop
 from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
+from investigator.sources import source_for
 from investigator.sources.demo import demo_path
+from investigator.sources.extract import EXTRACT_FILE, write_extract
 from investigator.sources.request import Request, metric_definition, resolve
+from investigator.sources.urls import is_url, redact
 
 if TYPE_CHECKING:
     from investigator.llm.wait import OnWait
@@ -121,15 +125,28 @@ def new_run(
     run_id: str | None = None,
     definition: MetricDefinition | None = None,
 ) -> RunState:
-    """Validate the request against the data file and save the run's first checkpoint."""
-    spec, _ = resolve(request, data_path, definition or metric_definition(request.metric))
+    """Validate the request against the data and save the run's first checkpoint.
+
+    A file is read where it is. A connection URL is validated in its engine, which then writes the
+    run's aggregated extract (`sources.extract`) into the run folder: that file is the run's data
+    from here on (kernel, cause check, resume), and the run keeps the URL without its password.
+    """
+    definition = definition or metric_definition(request.metric)
+    run_id = run_id or new_run_id()
+    data = str(data_path)
+    if is_url(data):
+        spec, data_file = _extract(request, data, definition, run_dir(settings.runs_dir, run_id))
+        stored = redact(data)
+    else:
+        spec, _ = resolve(request, data_path, definition)
+        stored, data_file = data, str(Path(data_path).resolve())
     state = RunState(
         memory=recall(settings, spec),
-        run_id=run_id or new_run_id(),
+        run_id=run_id,
         created_at=datetime.now(UTC),
-        request=request.model_copy(update={"data": str(data_path)}),
+        request=request.model_copy(update={"data": stored}),
         spec=spec,
-        data_path=str(Path(data_path).resolve()),
+        data_path=data_file,
         planner=planner,
         sandbox=choose_sandbox(settings).sandbox,
         settings=settings.run_settings(),
@@ -137,6 +154,25 @@ def new_run(
     )
     save(state, run_dir(settings.runs_dir, state.run_id))
     return state
+
+
+def _extract(
+    request: Request, url: str, definition: MetricDefinition, folder: Path
+) -> tuple[AnalysisSpec, str]:
+    """Validate in the engine and write the extract; on any failure leave no run folder behind."""
+    source = source_for(url, request.table or definition.table, request.sql or definition.sql)
+    try:
+        spec, table = resolve(request, source, definition)
+        extract = write_extract(table, spec, folder / EXTRACT_FILE)
+    except BaseException:
+        if not (folder / STATE_FILE).exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+    return spec, extract.path
 
 
 def run_loop(
@@ -166,7 +202,11 @@ def investigate(
         folder.mkdir(parents=True, exist_ok=True)
         data.to_parquet(folder / DATAFRAME_FILE, index=False)
         data = folder / DATAFRAME_FILE
-    path = Path(str(data or request.data or definition.data or demo_path()))
+    where = str(data or request.data or definition.data or demo_path())
+    if is_url(where):  # the kernel mounts the extract, which exists once the engine has answered
+        state = new_run(request, where, settings, settings.planner, run_id, definition)
+        return _run(state, settings, hooks, _started_kernel(settings, folder, state.data_path), planner)
+    path = Path(where)
     with ThreadPoolExecutor(2) as pool:
         starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()))
         pool.submit(_preload_artifact_libraries)

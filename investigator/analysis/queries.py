@@ -1,6 +1,19 @@
 """Engine-side aggregation through Ibis: every function returns a small grouped frame.
 
 Raw rows never reach pandas: the engine (DuckDB by default, any Ibis backend otherwise) sums them.
+Each function also reads an *extract* (see `investigator.sources.extract`): the rows of a warehouse
+table already summed per date and segment by its engine, with the row, null, negative and
+distinct-row counts alongside (`__rows`, `<m>__nulls`, ...), so sums of those parts give exactly
+what the raw rows would.
+
+Counts (`count(*)`, `count(col)`) add up like sums. A distinct count (`count_distinct(col)`) does not:
+it is counted by the engine per day over the whole data (`daily_totals`), per day and dimension value
+(`daily_by_dimension`) and per day and leaf segment (the cube's rows), and never derived by adding
+counts of smaller segments. Analyses that roll leaves up into coarser segments (localization,
+contributions) add the leaves' daily counts: exact when each value (user) falls in one leaf per day,
+an upper bound otherwise; the movement itself always comes from the whole-data daily counts.
+An extract with distinct counts holds those rollups as rows marked in `__level` ("" for leaves,
+"*" for the whole data, a dimension's name for its values).
 """
 
 from __future__ import annotations
@@ -17,6 +30,9 @@ from .grain import Grain, integer_time_kind
 from .spec import AnalysisSpec
 
 CUR, BASE = "cur_", "base_"
+ROWS, DISTINCT_ROWS = "__rows", "__distinct_rows"  # extract columns: rows, distinct rows per group
+NULLS, NEGATIVES, DISTINCT = "__nulls", "__negatives", "__distinct"  # suffixes of per-measure parts
+LEVEL, LEAF, TOTAL = "__level", "", "*"  # an extract's rollup rows for distinct counts
 NULL = "null"  # the label of a null dimension value: a segment of its own
 _NULL_ALTERNATIVES = (NULL, "(null)", "<null>", "<missing>")
 _TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern -> how to make a date
@@ -41,11 +57,11 @@ def open_table(source: Any, time_column: str, con: Any = None) -> ir.Table:
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
     if time_column in table.columns and not table[time_column].type().is_date():
-        table = table.mutate(**{time_column: _as_date(table, time_column)})
+        table = table.mutate(**{time_column: as_dates(table, time_column)})
     return table
 
 
-def _as_date(table: ir.Table, name: str) -> ir.DateValue:
+def as_dates(table: ir.Table, name: str) -> ir.DateValue:
     """The time column as dates: timestamps cut to their day, integer years (1931) and YYYYMM
     (202403) or YYYYMMDD integers read as such, never as seconds since 1970, and text like
     `2024`, `2024-03` or `2024-Q1` read as the period's first day."""
@@ -90,6 +106,40 @@ def _as_date(table: ir.Table, name: str) -> ir.DateValue:
             q = text.right(1).cast("int64")
             return ibis.date(year, q * 3 - 2, 1)
     return col.cast("timestamp").date()
+
+
+def is_extract(table: ir.Table) -> bool:
+    """Whether the table is an engine's extract (already summed per date and segment)."""
+    return ROWS in table.columns
+
+
+def leaves(t: ir.Table) -> ir.Table:
+    """An extract's leaf rows (one per date and segment), without the distinct-count rollups."""
+    return t.filter(t[LEVEL] == LEAF) if LEVEL in t.columns else t
+
+
+def measured(t: ir.Table, spec: AnalysisSpec) -> ir.Table:
+    """The table with its counted measures as columns that sum: 1 per row for `count(*)`, 1 per
+    non-null value for `count(col)`. (An extract already holds them, summed.)"""
+    adds: dict[str, Any] = {}
+    for name, m in spec.computed.items():
+        if m.additive and name not in t.columns:
+            adds[name] = ibis.literal(1, "int64") if m.column is None else t[m.column].notnull().cast("int64")
+    return t.mutate(**adds) if adds else t
+
+
+def measure(t: ir.Table, spec: AnalysisSpec, name: str) -> ir.NumericScalar:
+    """One measure aggregated over `t`'s group: a sum, or the engine's distinct count of raw rows
+    (an extract's leaf rows hold distinct counts already, which the caller only adds over days)."""
+    column = spec.distinct.get(name)
+    if column is not None and not is_extract(t):
+        return t[column].nunique()
+    return t[name].sum()
+
+
+def row_count(t: ir.Table) -> ir.IntegerScalar:
+    """The number of source rows: counted, or summed from an extract's `__rows`."""
+    return t[ROWS].sum() if is_extract(t) else t.count()
 
 
 def _integral(table: ir.Table, name: str) -> bool:
@@ -142,8 +192,15 @@ def _in(t: ir.Table, spec: AnalysisSpec, start: date, end: date) -> ir.BooleanVa
 
 
 def period_cube(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
-    """One row per leaf (combination of dimension values), with `cur_<m>` and `base_<m>` sums."""
-    t = table
+    """One row per leaf (combination of dimension values), with `cur_<m>` and `base_<m>` sums.
+
+    A distinct count is counted per day and leaf by the engine, then added over the window's days.
+    """
+    t = measured(leaves(table), spec)
+    if spec.distinct and not is_extract(t):
+        t = t.group_by([spec.time_column, *spec.dimensions]).aggregate(
+            **{m: measure(t, spec, m) for m in spec.measures}
+        )
     cur = _in(t, spec, spec.current.start, spec.current.end)
     base = _in(t, spec, spec.baseline.start, spec.baseline.end)
     aggs: dict[str, Any] = {}
@@ -160,7 +217,7 @@ def period_cube(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
     for m in spec.measures:
         for p in (CUR, BASE):
             df[p + m] = pd.to_numeric(df[p + m], errors="coerce").fillna(0.0).astype(float)
-    _label(df, spec.dimensions, null_labels(table, spec.dimensions))
+    _label(df, spec.dimensions, null_labels(leaves(table), spec.dimensions))
     return df.sort_values(spec.dimensions).reset_index(drop=True) if spec.dimensions else df
 
 
@@ -172,10 +229,17 @@ def daily_totals(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
     period's first day, so a month-end row of 2024-03-31 counts in the row dated 2024-03-01. A
     measure whose every value in a period is null stays NaN there (never 0).
     """
-    t = table
-    aggs: dict[str, Any] = {m: t[m].sum() for m in spec.measures}
-    aggs["rows"] = t.count()
+    t = measured(leaves(table), spec)
+    rollup = LEVEL in table.columns and bool(spec.distinct)  # an extract's whole-data daily counts
+    aggs: dict[str, Any] = {
+        m: measure(t, spec, m) for m in spec.measures if not (rollup and m in spec.distinct)
+    }
+    aggs["rows"] = row_count(t)
     df = t.group_by(spec.time_column).aggregate(**aggs).to_pandas()
+    if rollup:
+        whole = table.filter(table[LEVEL] == TOTAL)
+        counts = whole.group_by(spec.time_column).aggregate(**{m: whole[m].sum() for m in spec.distinct})
+        df = df.merge(counts.to_pandas(), on=spec.time_column, how="left")
     df = df.rename(columns={spec.time_column: "date"})
     df = df[df["date"].notna()]
     for m in spec.measures:
@@ -187,15 +251,23 @@ def daily_totals(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
 def daily_by_dimension(table: ir.Table, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
     """Per-period, per-value sums of the numerator and row counts for one dimension (periods as in
     `daily_totals`; null values of the dimension under their own label)."""
-    t = table
-    df = (
-        t.group_by([spec.time_column, dim])
-        .aggregate(value=t[spec.numerator].sum(), rows=t.count())
-        .to_pandas()
-        .rename(columns={spec.time_column: "date"})
-    )
+    t = measured(leaves(table), spec)
+    n = spec.numerator
+    if LEVEL in table.columns and n in spec.distinct:  # the engine's counts per day and value
+        per = table.filter(table[LEVEL] == dim)
+        rows = t.group_by([spec.time_column, dim]).aggregate(rows=row_count(t)).to_pandas()
+        values = per.group_by([spec.time_column, dim]).aggregate(value=per[n].sum()).to_pandas()
+        df = rows.merge(values, on=[spec.time_column, dim], how="outer")
+    else:
+        df = (
+            t.group_by([spec.time_column, dim])
+            .aggregate(value=measure(t, spec, n), rows=row_count(t))
+            .to_pandas()
+        )
+    df = df.rename(columns={spec.time_column: "date"})
+    df["rows"] = df["rows"].fillna(0)
     df = df[df["date"].notna()]
-    _label(df, [dim], null_labels(table, [dim]))
+    _label(df, [dim], null_labels(t, [dim]))
     df["value"] = pd.to_numeric(df["value"], errors="coerce").fillna(0.0).astype(float)
     return _to_periods(df, spec, [dim], [])
 
@@ -206,40 +278,61 @@ def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | No
     A distinct over every column is the costliest query there is, so callers pass the few periods
     (`days`: their first days, as in `daily_totals`) worth checking.
     """
-    t = table
+    t = measured(leaves(table), spec)
     if days is not None:
-        col = t[spec.time_column]
-        if spec.grain == "day" and spec.grain_step == 1:
-            t = t.filter(col.isin(days))
-        else:
-            g = spec.periods
-            spans = [col.between(g.start(d), g.end(d)) for d in days]
-            t = t.filter(ibis.or_(*spans) if spans else ibis.literal(False))
-    rows = t.group_by(spec.time_column).aggregate(rows=t.count(), value=t[spec.numerator].sum())
-    d = t.distinct()
-    distinct = d.group_by(spec.time_column).aggregate(
-        distinct_rows=d.count(), distinct_value=d[spec.numerator].sum()
-    )
-    df = rows.join(distinct, spec.time_column).to_pandas().rename(columns={spec.time_column: "date"})
+        t = t.filter(in_periods(t, spec, days))
+    if is_extract(t):  # the engine counted distinct rows per date and segment: sum those
+        n = spec.numerator
+        df = t.group_by(spec.time_column).aggregate(
+            rows=t[ROWS].sum(),
+            value=t[n].sum(),
+            distinct_rows=t[DISTINCT_ROWS].sum(),
+            distinct_value=t[n + DISTINCT].sum(),
+        )
+    else:
+        rows = t.group_by(spec.time_column).aggregate(rows=t.count(), value=measure(t, spec, spec.numerator))
+        d = t.distinct()
+        distinct = d.group_by(spec.time_column).aggregate(
+            distinct_rows=d.count(), distinct_value=measure(d, spec, spec.numerator)
+        )
+        df = rows.join(distinct, spec.time_column)
+    df = df.to_pandas().rename(columns={spec.time_column: "date"})
     for c in ("value", "distinct_value"):
         df[c] = pd.to_numeric(df[c], errors="coerce").fillna(0.0).astype(float)
     df = _to_periods(df, spec, [], [])
     return df.sort_values("date").reset_index(drop=True)
 
 
+def in_periods(t: ir.Table, spec: AnalysisSpec, days: list[date]) -> ir.BooleanValue:
+    """Rows in the periods that start on `days` (the data's grain)."""
+    col = t[spec.time_column]
+    if spec.grain == "day" and spec.grain_step == 1:
+        return col.isin(days) if days else ibis.literal(False)
+    g = spec.periods
+    spans = [col.between(g.start(d), g.end(d)) for d in days]
+    return ibis.or_(*spans) if spans else ibis.literal(False)
+
+
 def value_profile(table: ir.Table, spec: AnalysisSpec) -> dict[str, dict[str, float]]:
     """Per window (current, baseline): rows, and per measure its nulls, negatives, non-null values
     and their sum (`<m>__nulls`, `<m>__negatives`, `<m>__values`, `<m>__sum`)."""
-    t = table
+    t = measured(leaves(table), spec)
     out: dict[str, dict[str, float]] = {}
     for name, w in (("current", spec.current), ("baseline", spec.baseline)):
         sub = t.filter(_in(t, spec, w.start, w.end))
-        aggs: dict[str, Any] = {"rows": sub.count()}
+        rows = row_count(sub)
+        aggs: dict[str, Any] = {"rows": rows}
         for m in spec.measures:
-            aggs[f"{m}__nulls"] = sub[m].isnull().sum()
-            aggs[f"{m}__negatives"] = (sub[m] < 0).sum()
-            aggs[f"{m}__values"] = sub[m].count()
-            aggs[f"{m}__sum"] = sub[m].sum()
+            if is_extract(sub):
+                aggs[f"{m}__nulls"] = sub[m + NULLS].sum()
+                aggs[f"{m}__negatives"] = sub[m + NEGATIVES].sum()
+                aggs[f"{m}__values"] = rows - sub[m + NULLS].sum()
+            else:
+                col = sub[spec.distinct.get(m, m)]  # a distinct count: its counted column's values
+                aggs[f"{m}__nulls"] = col.isnull().sum()
+                aggs[f"{m}__negatives"] = (col < 0).sum() if m not in spec.distinct else ibis.literal(0)
+                aggs[f"{m}__values"] = col.count()
+            aggs[f"{m}__sum"] = measure(sub, spec, m)
         row = sub.aggregate(**aggs).to_pandas().iloc[0]
         out[name] = {str(k): float(v) if pd.notna(v) else 0.0 for k, v in row.items()}
     return out

@@ -5,7 +5,9 @@ This model crosses the host/kernel boundary as JSON, so it holds only plain valu
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +28,54 @@ class Window(BaseModel):
         return Window(start=self.start - timedelta(days=days), end=self.end - timedelta(days=days))
 
 
+_CALL = re.compile(r"^(sum|count|count_distinct)\s*\(\s*([^()]*?)\s*\)$", re.IGNORECASE)
+
+
+class Measure(BaseModel):
+    """One side of a metric: a column summed, rows counted, or distinct values counted.
+
+    Sums and counts add up over segments and days. A distinct count does not: it is counted by the
+    engine per day, for the whole data and per segment, and only those counts are ever added (over
+    the days of a window, so a window's value is the sum of its daily counts, e.g. user-days).
+    """
+
+    kind: Literal["sum", "count", "count_distinct"] = "sum"
+    column: str | None = Field(None, description="None for count(*)")
+
+    @property
+    def name(self) -> str:
+        """The measure's column in every frame the analysis builds."""
+        if self.kind == "sum":
+            return self.column or ""
+        if self.kind == "count":
+            return f"count_{self.column}" if self.column else "count"
+        return f"distinct_{self.column}"
+
+    @property
+    def additive(self) -> bool:
+        return self.kind != "count_distinct"
+
+
+def parse_measure(text: str) -> Measure:
+    """`revenue`, `sum(revenue)`, `count(*)` (or `count`), `count(col)`, `count_distinct(col)`."""
+    text = text.strip()
+    if text.lower() in ("count", "count(*)", "count( * )"):
+        return Measure(kind="count")
+    m = _CALL.match(text)
+    if m is None:
+        if not text or any(c in text for c in "()*/"):
+            raise ValueError(
+                f"{text!r} is not a column, sum(col), count(*), count(col) or count_distinct(col)"
+            )
+        return Measure(column=text)
+    kind, column = m.group(1).lower(), m.group(2)
+    if column in ("", "*"):
+        if kind != "count":
+            raise ValueError(f"{text!r} needs a column: {kind}(col)")
+        return Measure(kind="count")
+    return Measure(kind=kind, column=column)
+
+
 class AnalysisSpec(BaseModel):
     """A metric (a summed column, or a ratio of two summed columns) compared over two windows."""
 
@@ -39,6 +89,10 @@ class AnalysisSpec(BaseModel):
     baseline_kind: str = "previous"
     grain: GrainUnit = Field("day", description="the data's period: one row per day, week, month, ...")
     grain_step: int = Field(1, ge=1, description="units per period: 5 at year grain for data every 5 years")
+    computed: dict[str, Measure] = Field(
+        default_factory=dict,
+        description="measures that are not a column summed (counts, distinct counts), by their name",
+    )
 
     @property
     def is_ratio(self) -> bool:
@@ -47,6 +101,16 @@ class AnalysisSpec(BaseModel):
     @property
     def measures(self) -> list[str]:
         return [self.numerator] + ([self.denominator] if self.denominator else [])
+
+    @property
+    def distinct(self) -> dict[str, str]:
+        """The distinct-count measures: name -> the column whose values are counted."""
+        return {n: m.column or "" for n, m in self.computed.items() if not m.additive}
+
+    @property
+    def additive(self) -> bool:
+        """Whether every measure adds up over segments (no distinct count)."""
+        return not self.distinct
 
     @property
     def baseline_offset(self) -> int:

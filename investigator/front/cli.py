@@ -85,8 +85,17 @@ def main_command(
         str | None, typer.Option(help="Configured metric, a column (summed) or a ratio a/b.")
     ] = None,
     data: Annotated[
-        Path | None, typer.Option(help="CSV or Parquet file; default: the metric's or the demo data.")
+        str | None,
+        typer.Option(
+            help="CSV or Parquet file, or a connection URL (duckdb:///f.ddb, postgres://user@host/db, "
+            "sqlite:///f.db, spark://local[2], ...) or env:VAR naming one; default: the metric's or the "
+            "demo data."
+        ),
     ] = None,
+    table: Annotated[
+        str | None, typer.Option(help="With a URL: the table (for spark://, also a Parquet path).")
+    ] = None,
+    sql: Annotated[str | None, typer.Option(help="With a URL: a query whose result is the data.")] = None,
     window: Annotated[
         str,
         typer.Option(help="Current window: Nd, Nw, Nmo (or Nm), Nq, Ny (whole periods)."),
@@ -130,8 +139,8 @@ def main_command(
 
     def go() -> None:
         request = build_request(
-            metric, str(data) if data else None, window, end, baseline, time_column, dimensions, objective,
-            flag="--",
+            metric, data or None, window, end, baseline, time_column, dimensions, objective,
+            flag="--", table=table, sql=sql,
         )  # fmt: skip
         settings = load_settings(
             planner=planner,

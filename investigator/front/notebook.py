@@ -109,6 +109,8 @@ def investigate(
     data: pd.DataFrame | str | Path | None = None,
     metric: str | None = None,
     *,
+    table: str | None = None,
+    sql: str | None = None,
     window: str = "7d",
     end: str | date | None = None,
     baseline: str = "previous",
@@ -122,13 +124,15 @@ def investigate(
     model: str | None = None,
     llm_mode: str | None = None,
     runs_dir: str | Path | None = None,
+    home: str | Path | None = None,
     json_path: str | Path | None = None,
     quiet: bool = False,
 ) -> Investigation:
     """Investigate why `metric` moved in the last `window` against its baseline.
 
-    `data` is a DataFrame, a CSV/Parquet path, or None for the metric's configured data (else the
-    demo). The keyword arguments are the CLI's flags; `quiet` turns the live progress off.
+    `data` is a DataFrame, a CSV/Parquet path, a connection URL (or `env:VAR` naming one) with
+    `table` or `sql`, or None for the metric's configured data (else the demo). The keyword
+    arguments are the CLI's flags; `quiet` turns the live progress off.
     """
     from investigator.front.live import progress
     from investigator.runner import LLMChoice
@@ -140,11 +144,12 @@ def investigate(
         max_iterations=max_iterations,
         max_tokens_per_run=max_tokens_per_run,
         runs_dir=runs_dir,
+        home=home,
     )
     frame = None if data is None or isinstance(data, str | Path) else data
     request = build_request(
         metric, None if frame is not None or data is None else str(data), window, end, baseline,
-        time_column, dimensions, objective,
+        time_column, dimensions, objective, table=table, sql=sql,
     )  # fmt: skip
     with progress(settings.max_iterations, enabled=not quiet) as hooks:
         report = run(request, settings, hooks, data=frame, llm=LLMChoice(model=model, mode=llm_mode))

@@ -5,8 +5,11 @@ The trail notebook replays the same code, so what a person re-runs is what the l
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec
+from investigator.sources.extract import EXTRACT_FILE
 
 SETUP = """\
 from investigator.analysis import *
@@ -17,6 +20,11 @@ cube = period_cube(table, spec)
 print(f"loaded {{spec.count_label(len(daily))}} of {{spec.metric}} and a cube of {{len(cube)}} segments")
 emit(movement(daily, spec))
 """
+EXTRACT_NOTE = """\
+print("table is the aggregated extract the data's engine computed (one row per date and segment, "
+      "measures summed, rows in __rows): use the analysis functions, or table['__rows'].sum() "
+      "for row counts; the raw rows stay in the database")
+"""
 VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
 RELOADED = "The kernel died and was restarted; the data was reloaded (table, daily, cube, spec)."
 
@@ -24,8 +32,9 @@ RELOADED = "The kernel died and was restarted; the data was reloaded (table, dai
 def setup_code(spec: AnalysisSpec, data_path: str) -> str:
     """Load the data where the kernel sees it, build the per-period totals (`daily`: one row per
     day, week, month, ... of the data's grain) and the period cube, and measure the movement
-    (iteration 0)."""
-    return SETUP.format(spec=spec.model_dump_json(), path=data_path)
+    (iteration 0). A warehouse run's data is its extract, and the code says so to the planner."""
+    code = SETUP.format(spec=spec.model_dump_json(), path=data_path)
+    return code + EXTRACT_NOTE if PurePath(data_path).name == EXTRACT_FILE else code
 
 
 def verify_code(causes: list[RootCause], tolerance: float) -> str:

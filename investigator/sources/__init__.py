@@ -1,13 +1,30 @@
 """Where the data lives. `open_data` is the one door every front end uses to reach a source as an
-Ibis table (a local CSV/Parquet file today; warehouse URLs land here too)."""
+Ibis table: a local CSV/Parquet file, or a table or query behind a connection URL (`env:VAR` may
+name the variable holding the URL, so the password stays out of commands and configs)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from investigator.errors import UserError
+from investigator.protocols import DataSource
+
+
+def source_for(data: str, table: str | None = None, sql: str | None = None) -> DataSource:
+    """The source a `--data` value names, with its `--table` or `--sql` for a URL."""
+    from investigator.sources.urls import is_url
+
+    if is_url(data):
+        from investigator.sources.warehouse import WarehouseSource
+
+        return WarehouseSource(data, table, sql)
+    if table or sql:
+        raise UserError(f"--table and --sql name data behind a connection URL; {data} is a file")
+    from investigator.sources.files import FileSource
+
+    return FileSource(data)
+
 
 def open_data(data: str, time_column: str, table: str | None = None, sql: str | None = None) -> Any:
     """The source as an Ibis table with its time column typed as dates; `DataError` if unreadable."""
-    from investigator.sources.files import FileSource
-
-    return FileSource(data).open(time_column)
+    return source_for(str(data), table, sql).open(time_column)

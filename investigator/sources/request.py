@@ -26,11 +26,10 @@ from investigator.analysis.grain import (
     parse_window,
     window_grain,
 )
-from investigator.analysis.spec import AnalysisSpec, Window
+from investigator.analysis.spec import AnalysisSpec, Measure, Window, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.protocols import DataSource
-from investigator.sources.files import FileSource
 
 BASELINE_NAMES = "previous, wow, yoy, mom, qoq"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
@@ -40,7 +39,13 @@ class Request(BaseModel):
     """An investigation as the user asked for it (CLI flags or notebook keyword arguments)."""
 
     metric: str
-    data: str | None = Field(None, description="CSV/Parquet path; None uses the metric's or the demo data")
+    data: str | None = Field(
+        None,
+        description="CSV/Parquet path, connection URL or env:VAR; None uses the metric's or the demo "
+        "data. A run stores a URL without its password.",
+    )
+    table: str | None = Field(None, description="The table (or, for spark://, a Parquet path) at a URL")
+    sql: str | None = Field(None, description="A query at a URL, used as the table")
     window: str = "7d"
     end: date | None = None
     baseline: BaselineKind = "previous"
@@ -97,9 +102,22 @@ def parse_expression(expression: str) -> tuple[str, str | None]:
     return num, den or None
 
 
+def parse_metric(expression: str) -> tuple[Measure, Measure | None]:
+    """The metric's measures: one, or the two sides of a ratio (`sum(revenue)/count_distinct(user_id)`)."""
+    num, den = parse_expression(expression)
+    try:
+        return parse_measure(num), parse_measure(den) if den else None
+    except ValueError as e:
+        raise UserError(f"metric {expression!r}: {e}") from None
+
+
 def metric_definition(metric: str) -> MetricDefinition:
-    """The metric as `metrics.yaml` defines it, else the name read as a column or a ratio."""
-    return load_metrics().get(metric) or MetricDefinition(expression=metric)
+    """The metric as `metrics.yaml` defines it, else the name read as a measure or a ratio."""
+    known = load_metrics().get(metric)
+    if known is not None:
+        return known
+    parse_metric(metric)  # a UserError that says what is wrong with it
+    return MetricDefinition(expression=metric)
 
 
 def resolve(
@@ -109,25 +127,37 @@ def resolve(
 
     Returns the spec and the opened Ibis table.
     """
-    source = data if isinstance(data, DataSource) else FileSource(data)
-    numerator, denominator = parse_expression(definition.expression)
+    if isinstance(data, DataSource):
+        source = data
+    else:
+        from investigator.sources import source_for
+
+        source = source_for(str(data), request.table or definition.table, request.sql or definition.sql)
+    num, den = parse_metric(definition.expression)
+    measures = [num, *([den] if den else [])]
     time_column = request.time_column or definition.time_column or "date"
     table = source.open(time_column)
     schema = table.schema()
     columns = list(schema.names)
-    for col in [time_column, numerator, *([denominator] if denominator else [])]:
+    for col in [time_column, *(m.column for m in measures if m.column)]:
         if col not in columns:
             what = "time column" if col == time_column else "metric column"
             raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}")
     if not schema[time_column].is_date():
         raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
-    for col in [numerator, *([denominator] if denominator else [])]:
+    for col in (m.column for m in measures if m.kind == "sum" and m.column):
         if not schema[col].is_numeric():
             raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
     dims = (
         request.dimensions
         or definition.dimensions
-        or [c for c in columns if c != time_column and (schema[c].is_string() or schema[c].is_boolean())]
+        or [
+            c
+            for c in columns
+            if c != time_column
+            and c not in {m.column for m in measures}  # counted values (user ids) are no dimension
+            and (schema[c].is_string() or schema[c].is_boolean())
+        ]
     )
     missing = [d for d in dims if d not in columns]
     if missing:
@@ -140,8 +170,9 @@ def resolve(
     current, baseline = plan_windows(request.window, request.baseline, grain, end)
     spec = AnalysisSpec(
         metric=request.metric,
-        numerator=numerator,
-        denominator=denominator,
+        numerator=num.name,
+        denominator=den.name if den else None,
+        computed={m.name: m for m in measures if m.kind != "sum"},
         time_column=time_column,
         dimensions=list(dims),
         current=current,
@@ -226,6 +257,8 @@ def build_request(
     dimensions: list[str] | str | None,
     objective: str | None,
     flag: str = "",
+    table: str | None = None,
+    sql: str | None = None,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line)."""
@@ -239,6 +272,7 @@ def build_request(
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": window, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
+        "table": table or None, "sql": sql or None,
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

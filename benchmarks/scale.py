@@ -1,0 +1,219 @@
+"""Data where it lives, at scale: `investigate` end to end against engines, only aggregates moving.
+
+    python benchmarks/scale.py                      # DuckDB 1M and 10M rows, Postgres and Spark 1M
+    python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark
+    python benchmarks/scale.py --with-100m          # adds DuckDB at 100M rows (minutes, ~3 GB disk)
+
+Event-level rows (one per order: 90 days, 5 dimensions of 8 x 3 x 5 x 6 x 4 values, a planted drop
+in one channel over the last week) go into a DuckDB database file, a PostgreSQL cluster started
+for the run and a Parquet file Spark reads in local mode. Each run is a fresh process running the
+offline planner with a local kernel. Reported per run: end-to-end seconds, peak RSS of the host
+process (the engine's own process, Postgres or Spark's JVM, is not the host's), peak RSS of the
+sandbox processes (MCP server and kernel), bytes the engine sent to the host (the extract's Arrow
+buffers), the extract's rows, and the cause found. Host and kernel memory should stay flat as rows
+grow: both only ever see aggregates. Prints a table and one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "benchmarks" / ".cache"
+DIMS = {
+    "country": ["DE", "FR", "US", "GB", "ES", "IT", "NL", "PL"],
+    "platform": ["ios", "android", "web"],
+    "channel": ["search", "social", "email", "direct", "affiliate"],
+    "category": ["books", "games", "garden", "home", "music", "toys"],
+    "device": ["phone", "tablet", "desktop", "tv"],
+}
+DAYS = 90
+
+RUNNER = """
+import json, resource, sys, threading, time
+import psutil
+import investigator.runner as runner
+from investigator.config import load_settings
+from investigator.sources.request import build_request
+
+data, table, runs = sys.argv[1], sys.argv[2] or None, sys.argv[3]
+moved = []
+write = runner.write_extract
+def counted(*a, **k):
+    extract = write(*a, **k)
+    moved.append((extract.bytes_moved, extract.rows))
+    return extract
+runner.write_extract = counted
+peak = {"sandbox": 0}
+me = psutil.Process()
+def sample():
+    while True:
+        for p in me.children(recursive=True):
+            try:
+                if "java" not in p.name():
+                    peak["sandbox"] = max(peak["sandbox"], p.memory_info().rss)
+            except psutil.Error:
+                pass
+        time.sleep(0.1)
+threading.Thread(target=sample, daemon=True).start()
+started = time.monotonic()
+request = build_request("revenue", data, "7d", None, "previous", None, None, None, table=table)
+report = runner.investigate(request, load_settings(runs_dir=runs, sandbox="local"))
+print(json.dumps({
+    "elapsed_s": round(time.monotonic() - started, 2),
+    "host_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    "kernel_peak_mb": round(peak["sandbox"] / 2**20),
+    "bytes_moved": moved[0][0] if moved else None,
+    "extract_rows": moved[0][1] if moved else None,
+    "found": report.root_causes[0].segment if report.root_causes else None,
+}))
+"""
+
+
+def parquet(rows: int) -> Path:
+    """Event rows, written in chunks so generating 100M rows needs no more memory than 1M."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"events_{rows}.parquet"
+    if path.exists():
+        return path
+    rng = np.random.default_rng(7)
+    start = np.datetime64("2026-01-01")
+    partial = path.with_suffix(".partial")
+    writer = None
+    for first in range(0, rows, 2_000_000):
+        n = min(2_000_000, rows - first)
+        day = rng.integers(0, DAYS, n)
+        cols: dict[str, pa.Array] = {"date": pa.array(start + day.astype("timedelta64[D]"))}
+        codes = {k: rng.integers(0, len(v), n) for k, v in DIMS.items()}
+        for k, values in DIMS.items():
+            cols[k] = pa.DictionaryArray.from_arrays(pa.array(codes[k], pa.int32()), pa.array(values))
+        revenue = rng.gamma(2.0, 20.0, n)
+        planted = (codes["channel"] == 1) & (day >= DAYS - 7)  # social, the last week
+        revenue[planted] *= 0.5
+        cols["revenue"] = pa.array(np.round(revenue, 2))
+        cols["orders"] = pa.array(np.ones(n, dtype="int64"))
+        batch = pa.table(cols)
+        writer = writer or pq.ParquetWriter(partial, batch.schema)
+        writer.write_table(batch, row_group_size=1_000_000)
+    assert writer is not None
+    writer.close()
+    partial.replace(path)
+    return path
+
+
+def duckdb_file(rows: int) -> Path:
+    import duckdb
+
+    source = parquet(rows)
+    path = CACHE / f"events_{rows}.ddb"
+    if not path.exists():
+        path.with_suffix(".partial").unlink(missing_ok=True)
+        con = duckdb.connect(str(path.with_suffix(".partial")))
+        con.execute(f"CREATE TABLE events AS SELECT * FROM read_parquet('{source}')")
+        con.close()
+        path.with_suffix(".partial").replace(path)
+    return path
+
+
+@contextlib.contextmanager
+def postgres(rows: int) -> Iterator[str]:
+    """A throwaway cluster holding the events table; its URL (stopped and removed afterwards)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    bindir = Path(shutil.which("initdb") or (found[-1] if found else "")).parent
+    if not (bindir / "pg_ctl").exists():
+        raise RuntimeError("PostgreSQL binaries not found")
+    root = Path(tempfile.mkdtemp(prefix="bench-pg-"))
+    as_user = []
+    if os.geteuid() == 0:
+        entry = pwd.getpwnam("postgres")
+        os.chown(root, entry.pw_uid, entry.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    port = 54329
+
+    def run(*cmd: str) -> None:
+        subprocess.run([*as_user, *cmd], check=True, capture_output=True, timeout=300)
+
+    run(str(bindir / "initdb"), "-D", str(root / "data"), "-U", "bench", "--auth=trust")
+    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+    run(str(bindir / "pg_ctl"), "-D", str(root / "data"), "-o", opts, "-l", str(root / "log"), "-w", "start")
+    try:
+        import psycopg
+        import pyarrow.parquet as pq
+
+        with psycopg.connect(host="127.0.0.1", port=port, user="bench", dbname="postgres") as conn:
+            cols = ", ".join(f"{d} text" for d in DIMS)
+            conn.execute(f"CREATE TABLE events (date date, {cols}, revenue double precision, orders bigint)")
+            with conn.cursor().copy("COPY events FROM STDIN") as copy:
+                for batch in pq.ParquetFile(parquet(rows)).iter_batches(200_000):
+                    for row in zip(*(c.to_pylist() for c in batch.columns), strict=True):
+                        copy.write_row(row)
+        yield f"postgres://bench@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(root / "data"), "-m", "fast", "-w", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def end_to_end(data: str, table: str, rows: int) -> dict:
+    runs = Path(tempfile.mkdtemp(prefix="bench-runs-"))
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", RUNNER, data, table, str(runs)],
+            capture_output=True, text=True, cwd=ROOT, timeout=3600,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(runs, ignore_errors=True)
+    if out.returncode != 0:
+        return {"rows": rows, "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return {"rows": rows, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000000,10000000", help="DuckDB sizes (rows)")
+    ap.add_argument("--with-100m", action="store_true", help="add DuckDB at 100M rows")
+    ap.add_argument("--skip-postgres", action="store_true")
+    ap.add_argument("--skip-spark", action="store_true")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000_000] if args.with_100m else [])
+    results = []
+    for n in sizes:
+        results.append({"engine": "duckdb", **end_to_end(f"duckdb:///{duckdb_file(n)}", "events", n)})
+    if not args.skip_postgres:
+        try:
+            with postgres(1_000_000) as url:
+                results.append({"engine": "postgres", **end_to_end(url, "events", 1_000_000)})
+        except Exception as e:
+            results.append({"engine": "postgres", "rows": 1_000_000, "error": str(e)})
+    if not args.skip_spark:
+        path = str(parquet(1_000_000))
+        results.append({"engine": "spark local[2]", **end_to_end("spark://local[2]", path, 1_000_000)})
+    print(f"{'engine':<15} {'rows':>12} {'seconds':>8} {'host MB':>8} {'kernel MB':>9} "
+          f"{'bytes moved':>12} {'extract rows':>12}  found")  # fmt: skip
+    for r in results:
+        if "error" in r:
+            print(f"{r['engine']:<15} {r['rows']:>12,}  error: {r['error']}")
+            continue
+        print(
+            f"{r['engine']:<15} {r['rows']:>12,} {r['elapsed_s']:>8.1f} {r['host_peak_mb']:>8} "
+            f"{r['kernel_peak_mb']:>9} {r['bytes_moved']:>12,} {r['extract_rows']:>12,}  {r['found']}"
+        )
+    print(json.dumps({"scale": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""A table or query in a database or cluster, reached through Ibis on the host.
+
+Every question the investigation asks of it is a grouped aggregation the engine runs; the
+connection (and its credentials) stays in this process and never reaches the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from pathlib import Path
+from typing import Any
+
+from investigator.analysis.queries import as_dates
+from investigator.errors import DataError, UserError
+from investigator.sources.urls import expand, redact, scheme, scrub
+
+# backend -> what to install when its driver is missing
+EXTRAS = {
+    "spark": 'pip install -e ".[spark]" (pyspark 4.0.x and Ibis\'s PySpark backend; needs Java 17)',
+    "postgres": "pip install 'ibis-framework[postgres]'",
+    "sqlite": "pip install 'ibis-framework[sqlite]'",
+    "duckdb": "pip install 'ibis-framework[duckdb]'",
+}
+_UNREACHABLE = (
+    "connection refused", "could not connect", "could not translate host", "name or service not known",
+    "timeout expired", "timed out", "no route to host", "network is unreachable", "connection to server",
+)  # fmt: skip
+_CREDENTIALS = ("password authentication failed", "authentication failed", "access denied", "no password")
+_PERMISSION = ("permission denied", "insufficient privilege", "not authorized", "access to table")
+_MISSING = ("does not exist", "not found", "no such table", "cannot be found", "unknown table")
+_SPARK_SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.showConsoleProgress": "false",
+}
+_SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+
+
+class WarehouseSource:
+    """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one)."""
+
+    def __init__(self, data: str, table: str | None = None, sql: str | None = None) -> None:
+        if bool(table) == bool(sql):
+            raise UserError(
+                f"{redact(data)} is a database: name the data with --table NAME or --sql 'select ...' "
+                "(one of them)"
+            )
+        self.data, self.table, self.sql = data, table, sql
+        self._con: Any = None
+
+    def describe(self) -> str:
+        what = f"table {self.table}" if self.table else "a query"
+        return f"{redact(self.data)} ({what})"
+
+    def open(self, time_column: str) -> Any:
+        """The table (or query) as an Ibis expression, its time column typed as dates."""
+        url = expand(self.data)
+        try:
+            con = self._con = self._con or connect(url)
+            table = self._source(con)
+            if time_column in table.columns and not table[time_column].type().is_date():
+                table = table.mutate(**{time_column: as_dates(table, time_column)})
+            table.head(1).to_pandas()  # reach the server now, so a problem is reported here
+        except UserError:
+            raise
+        except Exception as e:
+            raise DataError(self._explain(e, url)) from None
+        return table
+
+    def close(self) -> None:
+        """Let the connection go (a Spark session stays up for the next source in this process)."""
+        con, self._con = self._con, None
+        if con is not None and scheme(expand(self.data)) != "spark":
+            with contextlib.suppress(Exception):
+                con.disconnect()
+
+    def _source(self, con: Any) -> Any:
+        if self.sql:
+            return _query(con, self.sql)
+        name = self.table or ""
+        if scheme(expand(self.data)) == "spark" and (
+            "/" in name or name.endswith((".parquet", ".pq", ".csv"))
+        ):
+            return _spark_path(con, name)
+        database, _, bare = name.rpartition(".")
+        return con.table(bare, database=database) if database else con.table(bare)
+
+    def _explain(self, error: BaseException, url: str) -> str:
+        """One line that says what went wrong and what to do, never holding the password."""
+        where, kind = redact(url), scheme(url)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        text = first.lower()
+        if isinstance(error, ModuleNotFoundError | ImportError):
+            how = EXTRAS.get(kind, f"pip install 'ibis-framework[{kind}]'")
+            message = f"the {kind} driver is not installed ({first}): {how}"
+        elif any(k in text for k in _CREDENTIALS):
+            message = f"bad credentials for {where}: check the user and password ({first})"
+        elif any(k in text for k in _PERMISSION):
+            message = f"no permission to read {self._what()} at {where}: ask for SELECT on it ({first})"
+        elif any(k in text for k in _UNREACHABLE):
+            message = f"cannot reach {where}: is the server up and the host and port right? ({first})"
+        elif type(error).__name__ == "TableNotFound" or (self.table and any(k in text for k in _MISSING)):
+            message = f"{self._what()} not found at {where} ({first})"
+        else:
+            message = f"cannot read {self._what()} at {where}: {first}"
+        return scrub(message, url)
+
+    def _what(self) -> str:
+        return f"table {self.table}" if self.table else "the --sql query"
+
+
+def connect(url: str) -> Any:
+    """An Ibis connection for a URL: any backend `ibis.connect` knows, and `spark://MASTER`
+    (`spark://local[2]`, or a cluster's master URL) through Ibis's PySpark backend."""
+    import ibis
+
+    kind = scheme(url)
+    if kind == "spark":
+        return _spark(url)
+    if kind == "postgres" and "connect_timeout" not in url:
+        return ibis.connect(url, connect_timeout=10)
+    return ibis.connect(url)
+
+
+def _spark(url: str) -> Any:
+    import ibis
+    from pyspark.sql import SparkSession
+
+    rest = url.split("://", 1)[1]
+    master = rest if rest.startswith("local") else url  # spark://host:7077 is the master URL itself
+    builder = SparkSession.builder.master(master).appName("investigator")
+    local = _SPARK_LOCAL if master.startswith("local") else {}
+    for key, value in {**_SPARK_SETTINGS, **local}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return ibis.pyspark.connect(session)
+
+
+def _query(con: Any, sql: str) -> Any:
+    """A query as a table. Ibis 12 reads a query's schema through a temporary view it then fails to
+    drop on Postgres (sqlglot 30) and through a DuckDB 2 cursor method that is gone: where `con.sql`
+    fails, a session-local temporary view of our own (nothing is written to the data) stands in;
+    if that fails too, the first error is the one worth showing."""
+    try:
+        return con.sql(sql)
+    except Exception as first:
+        name = f"investigator_query_{uuid.uuid4().hex[:12]}"
+        try:
+            con.raw_sql(f"CREATE TEMPORARY VIEW {name} AS {sql}")
+            return con.table(name)
+        except Exception:
+            raise first from None
+
+
+def _spark_path(con: Any, path: str) -> Any:
+    if (Path(path) / "_delta_log").is_dir():
+        return con.read_delta(path)
+    if path.endswith(".csv"):
+        return con.read_csv(path)
+    if not Path(path).exists() and "://" not in path:
+        raise DataError(f"{path} does not exist (a --table for spark:// is a table name or a Parquet path)")
+    return con.read_parquet(path)

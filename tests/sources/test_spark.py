@@ -1,0 +1,29 @@
+"""Spark in local mode through Ibis's PySpark backend: the same answer as the Parquet file it reads.
+
+Pointed at a cluster's master URL the same code runs the aggregations on the cluster."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ..conftest import write_synth
+from .conftest import findings, same
+from .test_engines import SCENARIOS, run
+
+pytest.importorskip("pyspark", reason='pyspark is an optional extra: pip install -e ".[spark]"')
+if shutil.which("java") is None:
+    pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless)", allow_module_level=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_spark_local_gives_the_files_answer(tmp_path: Path) -> None:
+    cause, kw, metric = SCENARIOS["segment"]
+    path, _ = write_synth(tmp_path, cause, **kw)
+    reference = run(metric, str(path), tmp_path / "runs")
+    got = run(metric, "spark://local[2]", tmp_path / "runs", table=str(path))
+    assert reference.root_causes
+    assert same(findings(reference), findings(got)) == []
