@@ -13,9 +13,29 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from investigator.front.notebook import Investigation, investigate
+    from investigator.memory.api import (
+        approve_fact,
+        compact_memory,
+        forget_run,
+        list_facts,
+        reject_fact,
+        search_memory,
+    )
 
 __version__ = "0.1.0"
-__all__ = ["Investigation", "__version__", "investigate", "load_ipython_extension"]
+MEMORY = ("list_facts", "approve_fact", "reject_fact", "search_memory", "forget_run", "compact_memory")
+__all__ = [
+    "Investigation",
+    "__version__",
+    "approve_fact",
+    "compact_memory",
+    "forget_run",
+    "investigate",
+    "list_facts",
+    "load_ipython_extension",
+    "reject_fact",
+    "search_memory",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +43,10 @@ def __getattr__(name: str) -> Any:
         from investigator.front import notebook
 
         return getattr(notebook, name)
+    if name in MEMORY:  # the same review a person does with `investigate facts ...`
+        from investigator.memory import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'investigator' has no attribute {name!r}")
 
 

@@ -17,11 +17,12 @@ from pydantic import BaseModel
 
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
-from investigator.errors import ConfigError
+from investigator.errors import ConfigError, InvestigatorError
 from investigator.memory import recall, remember
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report
 from investigator.run.decision import Decision
+from investigator.run.guard import check_unchanged, fingerprint, run_lock
 from investigator.run.hypotheses import seed_hypotheses
 from investigator.run.loop import InvestigationLoop
 from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
@@ -141,6 +142,7 @@ def new_run(
         spec, _ = resolve(request, data_path, definition)
         stored, data_file = data, str(Path(data_path).resolve())
     state = RunState(
+        fingerprint=fingerprint(data_file),
         memory=recall(settings, spec),
         run_id=run_id,
         created_at=datetime.now(UTC),
@@ -245,20 +247,39 @@ def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
 
 
 def resume(
-    run_id: str, settings: Settings, hooks: Hooks | None = None, llm: LLMChoice | None = None
+    run_id: str,
+    settings: Settings,
+    hooks: Hooks | None = None,
+    llm: LLMChoice | None = None,
+    force: bool = False,
 ) -> Report:
-    """Continue a run from its last completed iteration, with the settings it started with."""
+    """Continue a run from its last completed iteration, with the settings it started with. On
+    data that changed since, refuse; with `force`, run it again from the start on the new data."""
     state, settings = load_run(run_id, settings)
+    state = _same_data(state, settings, force)
     return _run(state, settings, hooks or Hooks(), planner=make_planner(settings, hooks, llm))
 
 
-def continue_run(run_id: str, settings: Settings, iterations: int = 5, hooks: Hooks | None = None) -> Report:
+def continue_run(
+    run_id: str, settings: Settings, iterations: int = 5, hooks: Hooks | None = None, force: bool = False
+) -> Report:
     """Give a finished or stopped run more iterations: it reopens and concludes again."""
     state, settings = load_run(run_id, settings)
+    state = _same_data(state, settings, force)
     settings = settings.model_copy(update={"max_iterations": state.iteration + iterations + 1})
     state = state.reopened(settings.run_settings())
     save(state, run_dir(settings.runs_dir, run_id))
     return _run(state, settings, hooks or Hooks())
+
+
+def _same_data(state: RunState, settings: Settings, force: bool) -> RunState:
+    """The run's input as it started, or (forced) the run over again from its request on the data
+    as it is now: never a movement from one file beside causes from another."""
+    if not force:
+        check_unchanged(state.fingerprint, state.data_path, state.run_id)
+        return state
+    request = state.request.model_copy(update={"data": state.data_path})
+    return new_run(request, state.data_path, settings, state.planner, state.run_id)
 
 
 def _discard(starting: Future[Kernel], folder: Path) -> None:
@@ -278,11 +299,14 @@ def _run(
     planner: Planner | None = None,
 ) -> Report:
     folder = run_dir(settings.runs_dir, state.run_id)
-    planner = planner or make_planner(settings, hooks)
-    kernel = kernel or make_kernel(settings, folder, state.data_path)
-    with ThreadPoolExecutor(1) as pool:
+    with run_lock(folder, state.run_id), ThreadPoolExecutor(1) as pool:
+        planner = planner or make_planner(settings, hooks)
+        kernel = kernel or make_kernel(settings, folder, state.data_path)
         try:
             report = run_loop(state, settings, planner, kernel, hooks.progress)
+        except InvestigatorError as e:  # messages that suggest a command name this run
+            kernel.shutdown()
+            raise type(e)(str(e).replace("RUN_ID", state.run_id)) from e.__cause__
         except BaseException:
             kernel.shutdown()
             raise

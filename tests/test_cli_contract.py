@@ -106,3 +106,29 @@ def test_quiet_is_quiet_with_a_label_the_font_cannot_draw(tmp_path: Path) -> Non
     assert "社交媒体" in r.stdout and "Warning" not in r.stderr and "Glyph" not in r.stderr, r.stderr
     (folder,) = runs.iterdir()
     assert "missing from font" in (folder / "artifacts.log").read_text()
+
+
+def test_resume_on_changed_data_is_refused_and_force_runs_it_again(tmp_path: Path) -> None:
+    data = write_synth(tmp_path, "segment_change", seed=6, segment={"channel": "email"}, factor=0.4)[0]
+    runs = tmp_path / "runs"
+    r = cli("--data", str(data), "--metric", "revenue", "--max-iterations", "2", "--runs-dir", str(runs))
+    assert r.returncode == 3, r.stderr
+    (folder,) = runs.iterdir()
+    write_synth(tmp_path, "segment_change", seed=6, segment={"channel": "social"}, factor=0.4)  # same path
+    r = cli("resume", folder.name, "--more", "8", "--runs-dir", str(runs))
+    assert r.returncode == 2 and "changed since run" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    out = tmp_path / "forced.json"
+    r = cli("resume", folder.name, "--more", "8", "--force", "--runs-dir", str(runs), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["root_causes"][0]["segment"] == {"channel": "social"}  # the new data's
+
+
+def test_a_second_resume_of_a_running_run_is_refused(data: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    r = cli("--data", str(data), "--metric", "revenue", "--max-iterations", "2", "--runs-dir", str(runs))
+    (folder,) = runs.iterdir()
+    from investigator.run.guard import run_lock
+
+    with run_lock(folder, folder.name):  # as a resume in another process holds it
+        r = cli("resume", folder.name, "--more", "5", "--runs-dir", str(runs))
+    assert r.returncode == 2 and f"run {folder.name} is in progress" in r.stderr, r.stderr

@@ -167,6 +167,9 @@ def resume_command(
     runs_dir: Annotated[Path | None, typer.Option(help="Where run folders are (default ./runs).")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
+    force: Annotated[
+        bool, typer.Option(help="The data changed since the run started: run it again on the new data.")
+    ] = False,
 ) -> None:
     """Continue a run from its last completed iteration (killed or stopped), or with --more N give
     it N more steps."""
@@ -178,9 +181,9 @@ def resume_command(
         settings = load_settings(runs_dir=runs_dir)
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             if more:
-                report = continue_run(run_id, settings, more, hooks)
+                report = continue_run(run_id, settings, more, hooks, force=force)
             else:
-                report = resume(run_id, settings, hooks)
+                report = resume(run_id, settings, hooks, force=force)
         _finish(report, json_path, quiet, settings.runs_dir)
 
     _guard(go)

@@ -54,8 +54,8 @@ def check_unchanged(saved: Fingerprint | None, path: str | Path, run_id: str) ->
         raise DataError(f"run {run_id} read {path}, which is gone: start a new run on the data you have")
     if now.sha256 != saved.sha256 or now.size != saved.size:
         raise DataError(
-            f"{path} changed since run {run_id} started: start a new run, or pass --force to continue "
-            "on the new data (the movement is then recomputed)"
+            f"{path} changed since run {run_id} started: start a new run, or resume with --force to "
+            "run it again from the start on the new data"
         )
 
 

@@ -36,7 +36,7 @@ from investigator.run.rules import (
     tokens_left,
 )
 from investigator.run.state import Finding, RunState, save, save_output
-from investigator.run.verdict import conclusion_text, confidence, root_causes
+from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from investigator.sources.files import FileSource
 from sandbox.models import ExecResult
 
@@ -190,11 +190,12 @@ class InvestigationLoop:
 
     def from_evidence(self, state: RunState, causes: list[RootCause] | None = None) -> Decision:
         """The conclusion the evidence gathered so far supports (the offline verdict)."""
-        causes = root_causes(state.evidence, state.spec) if causes is None else causes
+        facts = state.memory.facts  # approved by a person: a known late segment reads as late data
+        causes = with_facts(root_causes(state.evidence, state.spec), facts) if causes is None else causes
         return Decision(
             type=DecisionType.CONCLUDE,
             rationale="",
-            conclusion=conclusion_text(causes, state.evidence, state.spec),
+            conclusion=conclusion_text(causes, state.evidence, state.spec, facts),
             confidence="low" if not causes else confidence(causes, state.evidence),
             root_causes=causes,
         )

@@ -21,6 +21,7 @@ from investigator.files import write_atomic
 from investigator.memory.models import MemoryContext
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
+from investigator.run.guard import Fingerprint
 from investigator.run.hypotheses import Hypothesis
 from investigator.sources.request import Request
 
@@ -54,6 +55,7 @@ class RunState(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence, description="latest structured result per kind")
+    fingerprint: Fingerprint | None = Field(None, description="the input file as the run first read it")
     memory: MemoryContext = Field(
         default_factory=MemoryContext, description="approved facts and recalled findings, fixed at creation"
     )
