@@ -32,9 +32,23 @@ TRAIL_FILE = "investigation.ipynb"
 _IMAGE = re.compile(r"^\[image saved as (?P<name>[^\]]+)\]$")
 PREAMBLE = """\
 import os
-os.makedirs({workspace!r}, exist_ok=True)
-os.chdir({workspace!r})  # the run's workspace: files the steps wrote or read are here
+from pathlib import Path
+
+# Paths are relative to the run folder, where Jupyter starts this notebook: move or copy the folder
+# and the trail still replays. DATA is the run's input; point it elsewhere if the file moved.
+DATA = Path({data!r}).resolve()
+if not DATA.is_file():
+    raise FileNotFoundError(f"the run's input {{DATA}} is not there: put it back, or set DATA to where it is")
+{check}os.makedirs("workspace", exist_ok=True)
+os.chdir("workspace")  # the run's workspace: files the steps wrote or read are here
 """
+CHECK = """\
+from investigator.run.guard import fingerprint
+
+if getattr(fingerprint(DATA), "sha256", None) != {sha!r}:
+    raise ValueError(f"{{DATA}} changed since the run read it: the outputs below are from an earlier version")
+"""
+_MARK = "__the_run_input__"
 
 
 def notebook(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> NotebookNode:
@@ -75,6 +89,15 @@ def write(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> Path
     return write_atomic(folder / TRAIL_FILE, nbformat.writes(nb))
 
 
+def _data_ref(data: Path, folder: Path) -> str:
+    """The input as the notebook names it: relative when it lives in the run folder (a DataFrame's
+    copy, a warehouse extract), so the folder travels whole; else where the run read it."""
+    try:
+        return str(data.resolve().relative_to(folder.resolve()))
+    except ValueError:
+        return str(data)
+
+
 # cells -------------------------------------------------------------------------------------------
 def _intro(state: RunState) -> str:
     s, r = state.spec, state.request
@@ -105,10 +128,12 @@ def _intro(state: RunState) -> str:
 
 
 def _setup(state: RunState, folder: Path) -> list[NotebookNode]:
-    workspace = str((folder / "workspace").resolve())
-    code = PREAMBLE.format(workspace=workspace) + setup_code(state.spec, state.data_path)
+    data = _data_ref(Path(state.data_path), folder)
+    check = CHECK.format(sha=state.fingerprint.sha256) if state.fingerprint else ""
+    load = setup_code(state.spec, _MARK).replace(repr(_MARK), "str(DATA)")
+    code = PREAMBLE.format(data=data, check=check) + load
     first = state.findings[0].summary if state.findings and state.findings[0].iteration == 0 else ""
-    text = f"## Setup\nLoads {md(state.data_path)} into `table`, `daily`, `cube` and `spec`. {md(first)}"
+    text = f"## Setup\nLoads {md(data)} into `table`, `daily`, `cube` and `spec`. {md(first)}"
     return [new_markdown_cell(text.strip()), new_code_cell(code.rstrip())]
 
 

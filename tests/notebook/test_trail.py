@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from investigator.front.notebook import Investigation
 from investigator.report.trail import TRAIL_FILE, outputs_of
@@ -48,7 +50,8 @@ def test_one_markdown_and_one_code_cell_per_step(trail: nbformat.NotebookNode, r
     state = load(run_folder)
     code = [c for c in trail.cells if c.cell_type == "code"]
     setup = code[0].source
-    assert f"open_table({state.data_path!r}" in setup and Path(state.data_path).is_absolute()
+    assert "DATA = Path('data.parquet').resolve()" in setup and "open_table(str(DATA)" in setup
+    assert Path(state.data_path) == run_folder / "data.parquet"  # the DataFrame's copy, named relatively
     steps = [d for d in state.decisions if d.runs_code]
     assert [c.source for c in code[1 : 1 + len(steps)]] == [d.code for d in steps]
     headings = [c.source.splitlines()[0] for c in trail.cells if c.source.startswith("## Step")]
@@ -65,9 +68,11 @@ def test_one_markdown_and_one_code_cell_per_step(trail: nbformat.NotebookNode, r
 def test_run_all_reproduces_the_key_numbers(
     trail: nbformat.NotebookNode, run_folder: Path, planted_run: Investigation, tmp_path: Path
 ) -> None:
+    moved = tmp_path / "elsewhere" / run_folder.name  # the folder travels whole: it replays where it lands
+    shutil.copytree(run_folder, moved)
     nb = nbformat.from_dict(json.loads(json.dumps(trail)))
     NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(moved)}}
     ).execute()
     code = [c for c in nb.cells if c.cell_type == "code"]
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
@@ -96,3 +101,19 @@ def test_saved_figures_come_back_as_images(tmp_path: Path) -> None:
     assert base64.b64decode(outs[1].data["image/png"]) == png
     assert outs[2].data == {"text/plain": "a table"} and outs[3].execution_count == 3
     assert outs[4].ename == "ValueError"
+
+
+def test_a_changed_input_stops_the_replay_with_one_line(
+    trail: nbformat.NotebookNode, run_folder: Path, tmp_path: Path
+) -> None:
+    moved = tmp_path / run_folder.name
+    shutil.copytree(run_folder, moved)
+    data = moved / "data.parquet"
+    data.write_bytes(data.read_bytes() + b"changed")
+    setup = next(c for c in trail.cells if c.cell_type == "code")
+    assert str(run_folder) not in setup.source  # no absolute path of the run folder
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup.source)])
+    with pytest.raises(CellExecutionError, match="changed since the run read it"):
+        NotebookClient(
+            nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(moved)}}
+        ).execute()
