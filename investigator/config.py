@@ -18,8 +18,17 @@ DEFAULTS_DIR = Path(__file__).resolve().parent / "configs"
 
 
 def config_dir() -> Path:
-    """The project's config folder: `INVESTIGATOR_CONFIG_DIR`, else `./configs`."""
-    return Path(os.environ.get("INVESTIGATOR_CONFIG_DIR", "configs"))
+    """The project's config folder: `INVESTIGATOR_CONFIG_DIR`, else `./configs`. A folder the
+    user named must exist: running on built-in defaults instead would surprise."""
+    named = os.environ.get("INVESTIGATOR_CONFIG_DIR")
+    if named is None:
+        return Path("configs")
+    if not Path(named).is_dir():
+        raise ConfigError(
+            f"INVESTIGATOR_CONFIG_DIR={named} is not a folder; create it, or unset the variable "
+            "to use ./configs and the built-in defaults"
+        )
+    return Path(named)
 
 
 def read_config(filename: str) -> dict[str, Any]:
@@ -145,10 +154,22 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in e.errors()
-        )
-        raise ConfigError(f"invalid settings: {problems}") from None
+        raise ConfigError("invalid settings: " + "; ".join(_setting_problem(e) for e in e.errors())) from None
+
+
+def _setting_problem(err: Any) -> str:
+    """One setting's problem in the tool's words, named as in the config file (and its flag)."""
+    name = ".".join(str(p) for p in err["loc"]) or "settings"
+    ctx, got = err.get("ctx") or {}, err.get("input")
+    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt")}
+    if err["type"] in bounds:
+        words, key = bounds[err["type"]]
+        return f"{name} must be {words} {ctx.get(key)} (got {got})"
+    if err["type"] == "literal_error":
+        return f"{name} must be one of {ctx.get('expected')} (got {got!r})"
+    if err["type"] == "extra_forbidden":
+        return f"{name} is not a setting"
+    return f"{name} {err['msg'][:1].lower()}{err['msg'][1:]} (got {got!r})"
 
 
 class MetricDefinition(BaseModel):

@@ -8,6 +8,7 @@ characters wherever it is written (`value`), so it reads as a quoted value and n
 from __future__ import annotations
 
 import json
+import math
 import re
 
 VALUE_MAX = 60  # characters of a data value shown in findings, conclusions and prompts
@@ -16,9 +17,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u20
 
 
 def num(x: float | None) -> str:
-    """A metric value: 864.63k, 1.20M, 0.0312."""
-    if x is None:
-        return "n/a"
+    """A metric value: 864.63k, 1.20M, 0.0312. Never raises: NaN (or anything that is not a number,
+    such as "inf" carried as text through JSON) reads n/a, an infinity +inf or -inf."""
+    try:
+        x = None if x is None else float(x)
+    except (TypeError, ValueError):
+        x = None
+    if x is None or not math.isfinite(x):
+        return "n/a" if x is None or math.isnan(x) else ("+inf" if x > 0 else "-inf")
     a = abs(x)
     for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if a >= div:

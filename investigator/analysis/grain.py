@@ -201,11 +201,14 @@ def detect_grain(dates: Iterable[date]) -> Grain:
     return Grain("day", 1, days[0])
 
 
-IntegerTime = Literal["year", "yyyymm", "yyyymmdd"]
+IntegerTime = Literal["year", "yyyymm", "yyyymmdd", "s", "ms", "us", "ns"]
+EPOCH_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+_EPOCH_RANGES = {"s": 10**8, "ms": 10**11, "us": 10**14, "ns": 10**17}  # 1973 up to 2286, per unit
 
 
 def integer_time_kind(lo: int, hi: int, bad_month: int, bad_day: int) -> IntegerTime | None:
-    """How an integer time column reads: years (1931), YYYYMM (202403) or YYYYMMDD (20240315).
+    """How an integer time column reads: years (1931), YYYYMM (202403), YYYYMMDD (20240315), or
+    seconds (milli-, micro-, nanoseconds) since 1970, told apart by their range (1973 to 2286).
 
     `bad_month`/`bad_day` count values whose month (day) digits are out of range when read as
     YYYYMM (YYYYMMDD); None when the integers are none of these (e.g. epoch seconds).
@@ -216,6 +219,9 @@ def integer_time_kind(lo: int, hi: int, bad_month: int, bad_day: int) -> Integer
         return "yyyymm"
     if 10000101 <= lo <= hi <= 29991231 and not bad_day:
         return "yyyymmdd"
+    for unit, low in _EPOCH_RANGES.items():  # epoch integers: each unit's plausible dates are apart
+        if low <= lo <= hi < low * 100:
+            return unit  # type: ignore[return-value]
     return None
 
 

@@ -112,7 +112,9 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
         spread = float(1.4826 * np.median(np.abs(hist - med))) or float(np.std(hist)) or None
         if pct is not None and spread:
             z = (pct - med) / spread
-    if z is not None:
+    if cur == base:  # 0 to 0 (or any value to itself) did not move, whatever history says
+        significant = False
+    elif z is not None:
         significant = abs(z) >= Z_SIGNIFICANT
     else:  # too little history to know normal variation: fall back to a plain threshold
         significant = pct is None or abs(pct) >= 0.05

@@ -30,6 +30,7 @@ class QualityIssue(BaseModel):
     share: float = 0.0  # effect / total change of the numerator, within [-1, 1]
     evidence: str
     renamed_to: dict[str, str] = Field(default_factory=dict)  # relabelled: the value now in its place
+    non_finite: int = 0  # null_values: how many were NaN or infinite in the data (left out of sums)
 
 
 class QualityReport(BaseModel):
@@ -410,10 +411,34 @@ def find_bad_values(profile: dict[str, dict[str, float]], spec: AnalysisSpec) ->
                         detail=detail,
                         effect=effect,
                         evidence=f"{n_cur:.0f} {what} in {m} in the current window "
-                        f"({n_base:.0f} before){note}",
+                        f"({n_base:.0f} before){note}{_non_finite_words(cur, base, m)}",
+                        non_finite=_non_finite(cur, base, m) if what == "nulls" else 0,
+                    )
+                )
+            elif what == "nulls" and _non_finite(cur, base, m):
+                issues.append(
+                    QualityIssue(
+                        detail=detail,
+                        evidence=_non_finite_words(cur, base, m)[2:],
+                        non_finite=_non_finite(cur, base, m),
                     )
                 )
     return issues
+
+
+def _non_finite(cur: dict[str, float], base: dict[str, float], m: str) -> int:
+    return int(cur.get(f"{m}__nonfinite", 0) + base.get(f"{m}__nonfinite", 0))
+
+
+def _non_finite_words(cur: dict[str, float], base: dict[str, float], m: str) -> str:
+    """NaN and infinite values are bad data, never a number: say how many were left out of the sums."""
+    n_cur, n_base = cur.get(f"{m}__nonfinite", 0), base.get(f"{m}__nonfinite", 0)
+    if not (n_cur or n_base):
+        return ""
+    return (
+        f"; {n_cur + n_base:.0f} NaN or infinite values of {m} ({n_cur:.0f} in the current window, "
+        f"{n_base:.0f} in the baseline) left out of the sums as missing"
+    )
 
 
 def duplicate_suspects(daily: pd.DataFrame, spec: AnalysisSpec, references: int = 4) -> list[date]:
@@ -452,8 +477,8 @@ def quality_checks(table: Any, spec: AnalysisSpec, daily: pd.DataFrame | None = 
     daily = daily if daily is not None else queries.daily_totals(table, spec)
     since = lookback_start(spec)
     recent = table.filter(table[spec.time_column] >= since)
-    by_dim = {dim: queries.daily_by_dimension(recent, spec, dim) for dim in spec.dimensions}
-    labels = queries.null_labels(recent, spec.dimensions)
+    labels = queries.null_labels(table, spec.dimensions)  # as the cube labels them: one name per value
+    by_dim = {dim: queries.daily_by_dimension(recent, spec, dim, labels) for dim in spec.dimensions}
     suspects = duplicate_suspects(daily, spec)
     relabelled = find_relabelled(by_dim, daily, spec, since)
     skip: dict[str, set[str]] = {}

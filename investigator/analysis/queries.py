@@ -26,7 +26,7 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from .grain import Grain, integer_time_kind
+from .grain import EPOCH_UNITS, Grain, integer_time_kind
 from .spec import AnalysisSpec
 
 CUR, BASE = "cur_", "base_"
@@ -42,26 +42,60 @@ _TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern ->
 }
 
 
-def open_table(source: Any, time_column: str, con: Any = None) -> ir.Table:
-    """Open a Parquet/CSV path (or a DataFrame) as an Ibis table whose time column is a date."""
+class TimeColumnError(ValueError):
+    """A time column whose values cannot be read as dates without a guess."""
+
+
+def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] | None = None) -> ir.Table:
+    """Open a Parquet/CSV path (or a DataFrame) as an Ibis table whose time column is a date.
+
+    A timestamp with a time zone gives the day in that zone (the data's own), not in UTC; how the
+    time column was read is added to `notes` when it was not plain dates.
+    """
+    said = notes if notes is not None else []
     if isinstance(source, pd.DataFrame):
+        col = source.get(time_column)
+        zone = getattr(getattr(col, "dt", None), "tz", None) if col is not None else None
+        if zone is not None:
+            source = source.assign(**{time_column: col.dt.tz_localize(None)})  # wall time in its zone
+            said.append(_zone_note(time_column, str(zone)))
         table = ibis.memtable(source)
     else:
         con = con or ibis.duckdb.connect()
         path = Path(source)
         suffix = path.suffix.lower()
         if suffix in {".parquet", ".pq"}:
+            zone = _parquet_zone(path, time_column)
+            if zone:
+                con.raw_sql("SET TimeZone = '{}'".format(zone.replace("'", "''")))
+                said.append(_zone_note(time_column, zone))
             table = con.read_parquet(str(path))
         elif suffix in {".csv", ".tsv", ".txt"}:
             table = con.read_csv(str(path))
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
     if time_column in table.columns and not table[time_column].type().is_date():
-        table = table.mutate(**{time_column: as_dates(table, time_column)})
+        table = table.mutate(**{time_column: as_dates(table, time_column, said)})
     return table
 
 
-def as_dates(table: ir.Table, name: str) -> ir.DateValue:
+def _parquet_zone(path: Path, column: str) -> str | None:
+    """The time zone a Parquet timestamp column was written with (pandas and Arrow keep it)."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+        kind = schema.field(column).type if column in schema.names else None
+    except Exception:
+        return None  # unreadable here: the reader says why
+    return getattr(kind, "tz", None) or None
+
+
+def _zone_note(column: str, zone: str) -> str:
+    return f"Dates are days in the data's own time zone: {column} holds timestamps in {zone}."
+
+
+def as_dates(table: ir.Table, name: str, notes: list[str] | None = None) -> ir.DateValue:
     """The time column as dates: timestamps cut to their day, integer years (1931) and YYYYMM
     (202403) or YYYYMMDD integers read as such, never as seconds since 1970, and text like
     `2024`, `2024-03` or `2024-Q1` read as the period's first day."""
@@ -88,6 +122,17 @@ def as_dates(table: ir.Table, name: str) -> ir.DateValue:
                 return ibis.date(n // 100, n % 100, 1)
             if what == "yyyymmdd":
                 return ibis.date(n // 10000, (n // 100) % 100, n % 100)
+            if what is not None:
+                if notes is not None:
+                    notes.append(
+                        f"{name} holds integers read as {EPOCH_UNITS[what]} since 1970 (days in UTC)."
+                    )
+                return n.as_timestamp(what).date()
+            raise TimeColumnError(
+                f"time column {name!r} holds integers from {int(stats['lo'])} to {int(stats['hi'])}, "
+                "which read as none of years, YYYYMM, YYYYMMDD or seconds, milliseconds, microseconds "
+                "or nanoseconds since 1970 (1973 to 2286): store it as dates, or as epoch seconds"
+            )
     if kind.is_string():
         text = col.strip()
         found = (
@@ -125,7 +170,42 @@ def measured(t: ir.Table, spec: AnalysisSpec) -> ir.Table:
     for name, m in spec.computed.items():
         if m.additive and name not in t.columns:
             adds[name] = ibis.literal(1, "int64") if m.column is None else t[m.column].notnull().cast("int64")
+    for name in spec.measures:
+        if name not in adds and name in t.columns and t[name].type().is_floating():
+            adds[name] = finite(t, name)
     return t.mutate(**adds) if adds else t
+
+
+def finite(t: ir.Table, name: str) -> ir.FloatingValue:
+    """A float column with NaN and infinities as null: bad values, left out of every sum (an
+    infinity would swamp it, a NaN would turn it into NaN) and counted as missing values."""
+    bad = _not_finite(t, name)
+    return t[name] if bad is None else ibis.ifelse(bad, ibis.null("float64"), t[name])
+
+
+def non_finite_flag(t: ir.Table, name: str) -> ir.IntegerValue:
+    """1 for a NaN or infinite value, else 0."""
+    bad = _not_finite(t, name)
+    return ibis.literal(0, "int64") if bad is None else bad.fill_null(False).cast("int64")
+
+
+@ibis.udf.scalar.builtin(name="isfinite")  # type: ignore[untyped-decorator]
+def _isfinite(x: float) -> bool:  # type: ignore[empty-body]
+    """DuckDB's own test: its `isnan` is folded to false from Parquet statistics, which omit NaN."""
+
+
+def _not_finite(t: ir.Table, name: str) -> ir.BooleanValue | None:
+    """Whether a value is NaN or infinite, in the engine's words; None where it has none."""
+    try:
+        engine = t._find_backend(use_default=True).name
+    except Exception:
+        engine = "duckdb"
+    col = t[name]
+    if engine == "duckdb":
+        return ~_isfinite(col)
+    if engine in ("postgres", "pyspark", "snowflake", "bigquery", "trino", "datafusion"):
+        return col.isnan() | col.isinf()
+    return None  # SQLite and the like store no NaN
 
 
 def measure(t: ir.Table, spec: AnalysisSpec, name: str) -> ir.NumericScalar:
@@ -248,9 +328,12 @@ def daily_totals(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
     return df.sort_values("date").reset_index(drop=True)
 
 
-def daily_by_dimension(table: ir.Table, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
+def daily_by_dimension(
+    table: ir.Table, spec: AnalysisSpec, dim: str, labels: dict[str, str] | None = None
+) -> pd.DataFrame:
     """Per-period, per-value sums of the numerator and row counts for one dimension (periods as in
-    `daily_totals`; null values of the dimension under their own label)."""
+    `daily_totals`; null values of the dimension under their own label: `labels`, when `table` is
+    a slice of the data whose labels were chosen on the whole of it)."""
     t = measured(leaves(table), spec)
     n = spec.numerator
     if LEVEL in table.columns and n in spec.distinct:  # the engine's counts per day and value
@@ -267,7 +350,7 @@ def daily_by_dimension(table: ir.Table, spec: AnalysisSpec, dim: str) -> pd.Data
     df = df.rename(columns={spec.time_column: "date"})
     df["rows"] = df["rows"].fillna(0)
     df = df[df["date"].notna()]
-    _label(df, [dim], null_labels(t, [dim]))
+    _label(df, [dim], labels if labels is not None else null_labels(t, [dim]))
     df["value"] = pd.to_numeric(df["value"], errors="coerce").fillna(0.0).astype(float)
     return _to_periods(df, spec, [dim], [])
 
@@ -315,8 +398,15 @@ def in_periods(t: ir.Table, spec: AnalysisSpec, days: list[date]) -> ir.BooleanV
 
 def value_profile(table: ir.Table, spec: AnalysisSpec) -> dict[str, dict[str, float]]:
     """Per window (current, baseline): rows, and per measure its nulls, negatives, non-null values
-    and their sum (`<m>__nulls`, `<m>__negatives`, `<m>__values`, `<m>__sum`)."""
-    t = measured(leaves(table), spec)
+    and their sum (`<m>__nulls`, `<m>__negatives`, `<m>__values`, `<m>__sum`), and how many of
+    the nulls were NaN or infinite in the data (`<m>__nonfinite`; an extract counts them as nulls)."""
+    raw = leaves(table)
+    bad = {
+        f"{m}__nonfinite": non_finite_flag(raw, m)
+        for m in spec.measures
+        if m in raw.columns and raw[m].type().is_floating() and not is_extract(raw)
+    }
+    t = measured(raw.mutate(**bad) if bad else raw, spec)
     out: dict[str, dict[str, float]] = {}
     for name, w in (("current", spec.current), ("baseline", spec.baseline)):
         sub = t.filter(_in(t, spec, w.start, w.end))
@@ -329,6 +419,8 @@ def value_profile(table: ir.Table, spec: AnalysisSpec) -> dict[str, dict[str, fl
                 aggs[f"{m}__values"] = rows - sub[m + NULLS].sum()
             else:
                 col = sub[spec.distinct.get(m, m)]  # a distinct count: its counted column's values
+                flag = f"{m}__nonfinite"
+                aggs[flag] = sub[flag].sum() if flag in bad else ibis.literal(0, "int64")
                 aggs[f"{m}__nulls"] = col.isnull().sum()
                 aggs[f"{m}__negatives"] = (col < 0).sum() if m not in spec.distinct else ibis.literal(0)
                 aggs[f"{m}__values"] = col.count()

@@ -73,6 +73,17 @@ class Segment(BaseModel):
     score: float = 0.0
 
 
+class SegmentMove(BaseModel):
+    """A single-dimension segment's own move, scored against its own history of windows."""
+
+    segment: dict[str, str]
+    current: float
+    baseline: float
+    change: float
+    change_pct: float | None
+    z: float
+
+
 class SegmentExplanation(BaseModel):
     kind: Literal["segments"] = "segments"
     metric: str
@@ -84,6 +95,11 @@ class SegmentExplanation(BaseModel):
         default_factory=list,
         description="the single-dimension segments that moved most, by |change|, whatever the noise: "
         "what a person ranks first when there is too little history to tell a cause from noise",
+    )
+    movers: list[SegmentMove] = Field(
+        default_factory=list,
+        description="single-dimension segments outside their own normal variation (with `table`): "
+        "what offsets when the total barely moves",
     )
 
 
@@ -109,8 +125,11 @@ def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3)
     ]
 
 
-def explain_segments(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3) -> SegmentExplanation:
-    """The smallest set of segments explaining the change, and whether the change is broad-based."""
+def explain_segments(
+    cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3, table: Any = None
+) -> SegmentExplanation:
+    """The smallest set of segments explaining the change, and whether the change is broad-based;
+    with the data's `table`, also the segments that moved against their own history (`movers`)."""
     n = spec.numerator
     total_cur, total_base = float(cube[CUR + n].sum()), float(cube[BASE + n].sum())
     broad = broad_based(cube, spec)
@@ -122,7 +141,32 @@ def explain_segments(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int =
         elements=elements,
         broad=broad,
         leaders=[] if spec.denominator else leaders(cube, spec, max_elements),
+        movers=[] if table is None or spec.denominator else own_history_movers(table, spec),
     )
+
+
+MOVER_Z = 4.0  # stricter than the total's 3: many segments are scored, and a false cause costs
+
+
+def own_history_movers(table: Any, spec: AnalysisSpec, z_min: float = MOVER_Z) -> list[SegmentMove]:
+    """Single-dimension segments whose change is far outside their own earlier windows' changes
+    (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total."""
+    from .movement import movement
+    from .queries import daily_by_dimension
+
+    found: list[SegmentMove] = []
+    n = spec.numerator
+    for dim in spec.dimensions:
+        by = daily_by_dimension(table, spec, dim)
+        for value, df in by.groupby(dim):
+            daily = df.rename(columns={"value": n})[["date", n]].sort_values("date")
+            m = movement(daily.reset_index(drop=True), spec)
+            if m.z is not None and abs(m.z) >= z_min and m.significant:
+                found.append(
+                    SegmentMove(segment={dim: str(value)}, current=m.current, baseline=m.baseline,
+                                change=m.change, change_pct=m.change_pct, z=m.z)
+                )  # fmt: skip
+    return sorted(found, key=lambda s: -abs(s.change))
 
 
 def leaders(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 3) -> list[Segment]:

@@ -93,6 +93,10 @@ class AnalysisSpec(BaseModel):
         default_factory=dict,
         description="measures that are not a column summed (counts, distinct counts), by their name",
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="how the input was read, for the report: columns left out, units and zones assumed",
+    )
 
     @property
     def is_ratio(self) -> bool:

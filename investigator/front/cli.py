@@ -108,6 +108,10 @@ def main_command(
         str | None, typer.Option(help="Date column (default: the metric's, else 'date').")
     ] = None,
     dimensions: Annotated[str | None, typer.Option(help="Comma-separated dimension columns.")] = None,
+    keep_dimensions: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated dimensions to localize even when their values look like ids."),
+    ] = None,
     objective: Annotated[str | None, typer.Option(help="The question in words.")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
@@ -140,7 +144,7 @@ def main_command(
     def go() -> None:
         request = build_request(
             metric, data or None, window, end, baseline, time_column, dimensions, objective,
-            flag="--", table=table, sql=sql,
+            flag="--", table=table, sql=sql, keep_dimensions=keep_dimensions,
         )  # fmt: skip
         settings = load_settings(
             planner=planner,

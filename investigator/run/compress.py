@@ -100,6 +100,9 @@ def quality(p: QualityReport) -> Summary:
         f"Data-quality checks found {len(p.issues)} issue(s); the largest is {top.detail} "
         f"({seg(top.segment)}): {top.evidence}, about {top.share:.0%} of the change."
     )
+    bad = sum(i.non_finite for i in p.issues)
+    if bad and not top.non_finite:  # bad values are always said, however small their effect
+        text += f" {bad:,} NaN or infinite values were left out of the sums as missing."
     if material_issues(p):
         return text + " The movement is at least partly a data artefact.", [
             Update(kind="data_quality", status=Status.CONFIRMED, evidence=f"{top.detail}: {top.evidence}")

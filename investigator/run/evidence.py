@@ -16,6 +16,7 @@ from investigator.analysis.quality import QualityIssue, QualityReport
 from investigator.analysis.ratio import RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import BroadBased, DrillDown, SegmentExplanation
+from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import Verification
 from sandbox.models import ExecResult
 
@@ -113,6 +114,19 @@ def material_issues(quality: QualityReport | None) -> list[QualityIssue]:
         return bool(whole.effect) and sum(i.effect for i in same) / whole.effect >= EXPLAINED
 
     return [i for i in issues if i.segment or not explained(i)]
+
+
+def input_notes(spec: AnalysisSpec, evidence: Evidence) -> list[str]:
+    """What the report must say about how the input was read: columns left out, units and zones
+    assumed (from the spec), and bad values (NaN, infinities) left out of the sums."""
+    notes = list(spec.notes)
+    bad = sum(i.non_finite for i in (evidence.quality.issues if evidence.quality else []))
+    if bad:
+        notes.append(
+            f"{bad:,} NaN or infinite values of {spec.metric} in the two windows were left out of the "
+            "sums and counted as missing values: bad data, never a number."
+        )
+    return notes
 
 
 def verification(results: list[AnalysisResult]) -> Verification | None:

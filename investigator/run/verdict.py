@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from investigator.analysis.causes import CauseKind, RootCause
-from investigator.analysis.segments import Segment
+from investigator.analysis.segments import Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import num, pct, seg
 from investigator.memory.models import ApprovedFact
@@ -82,6 +82,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
             continue  # a part or a whole of a cause already listed explains it
         listed.append(segment)
         causes.append(_moved(e, kind, f", {e.share:.0%} of the change{held}", segment))
+    if not significant and listed and segments is not None:
+        causes += _offsetting(segments, causes, listed + dq_segments, kind, leader)
     no_history = evidence.movement is not None and evidence.movement.z is None
     explained = abs(dq_whole) >= DQ_DOMINATES
     movers = [] if segments is None or explained else segments.leaders
@@ -148,6 +150,35 @@ def _disproportionate(movers: list[Segment], evidence: Evidence, kind: CauseKind
         return []
     note = f"{weight:.0%} of the baseline, {top.share:.0%} of the change; no narrower segment stood out"
     return [_moved(top, kind, f" ({note})")]
+
+
+def _offsetting(
+    segments: SegmentExplanation,
+    causes: list[RootCause],
+    taken: list[dict[str, str]],
+    kind: CauseKind,
+    leader: float,
+) -> list[RootCause]:
+    """With the total within normal variation, a segment that moved far outside its own history
+    the other way from a listed cause offset it: localization, which explains the small net
+    change, cannot see it. Nothing else is listed this way (a false cause costs)."""
+    moved = [c.change for c in causes if c.kind == kind and c.change]
+    seen = {d for c in causes for d in c.segment}  # localization already split these dimensions
+    out = []
+    for m in segments.movers:
+        against = any(m.change * c < 0 for c in moved)
+        small = abs(m.change) < MIN_OF_LEADER * leader
+        if not against or small or seen & set(m.segment) or any(_overlaps(m.segment, s) for s in taken):
+            continue
+        taken, seen = [*taken, m.segment], seen | set(m.segment)
+        share = round(m.change / segments.total_change, 3) if segments.total_change else None
+        out.append(
+            RootCause(kind=kind, segment=m.segment, contribution=share, change=m.change,
+                      evidence=f"{seg(m.segment)}: {num(m.baseline)} -> {num(m.current)} "
+                      f"({pct(m.change_pct)}, z={m.z:+.1f} against its own history), offsetting the other "
+                      "causes in the total")
+        )  # fmt: skip
+    return out
 
 
 def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any
 
-from investigator.analysis.queries import open_table
+from investigator.analysis.queries import TimeColumnError, open_table
 from investigator.errors import DataError
 
 
@@ -14,6 +15,7 @@ class FileSource:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.notes: list[str] = []  # how the file was read (time zone, epoch unit), once opened
 
     def describe(self) -> str:
         return str(self.path)
@@ -22,11 +24,43 @@ class FileSource:
         """The file as an Ibis table, its time column typed as dates."""
         if not self.path.exists():
             raise DataError(f"data file {self.path} does not exist")
+        if self.path.is_file() and self.path.stat().st_size == 0:
+            raise DataError(f"data file {self.path} is empty: it has no rows")
         try:
-            table = open_table(self.path, time_column)
-            table.head(1).to_pandas()
+            self.notes = []
+            table = open_table(self.path, time_column, notes=self.notes)
+            head = table.head(1).to_pandas()
+        except TimeColumnError as e:
+            raise DataError(str(e)) from None
         except Exception as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             kind = self.path.suffix.lstrip(".") or "data"
-            raise DataError(f"cannot read {self.path} as {kind}: {first}") from None
+            raise DataError(f"cannot read {self.path} as {kind}: {_bad_line(self.path) or first}") from None
+        if len(table.columns) == 1 and _bad_line(self.path):  # a reader's one-column fallback
+            raise DataError(f"cannot read {self.path} as csv: {_bad_line(self.path)}")
+        if head.empty:
+            raise DataError(f"data file {self.path} has no rows (only a header): nothing to investigate")
         return table
+
+
+def _bad_line(path: Path, most: int = 5_000_000) -> str | None:
+    """Where a CSV stops matching its header (a file cut off mid-line, a stray delimiter), if it does."""
+    if path.suffix.lower() not in {".csv", ".tsv", ".txt"}:
+        return None
+    try:
+        with path.open(newline="", encoding="utf-8", errors="replace") as f:
+            rows = csv.reader(f, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+            header = next(rows, None)
+            if not header or len(header) < 2:
+                return None
+            for n, row in enumerate(rows, start=2):
+                if row and len(row) != len(header):
+                    return (
+                        f"line {n} has {len(row)} fields where the header has {len(header)}: the file "
+                        "is malformed or cut off there"
+                    )
+                if n > most:
+                    break
+    except (OSError, csv.Error):
+        return None
+    return None

@@ -6,6 +6,7 @@ with a `DataError` that says what to do next.
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import date, timedelta
 from pathlib import Path
@@ -30,6 +31,7 @@ from investigator.analysis.spec import AnalysisSpec, Measure, Window, parse_meas
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.protocols import DataSource
+from investigator.sources.identifiers import identifier_dimensions, identifier_note
 
 BASELINE_NAMES = "previous, wow, yoy, mom, qoq"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
@@ -51,6 +53,9 @@ class Request(BaseModel):
     baseline: BaselineKind = "previous"
     time_column: str | None = None
     dimensions: list[str] | None = None
+    keep_dimensions: list[str] = Field(
+        default_factory=list, description="dimensions kept even when their values look like identifiers"
+    )
     objective: str | None = None
 
 
@@ -68,13 +73,17 @@ def plan_windows(window: str, baseline: str, data: Grain, end: date) -> tuple[Wi
     try:
         counted, length = window_grain(n, unit, data, end)
         shift = baseline_shift(baseline, counted, data, length, end)
+        if counted.unit == "day":
+            current = Window(start=end - timedelta(days=length - 1), end=end)
+            return current, current.shifted(shift)
+        start, stop = counted.window(end, length)
+        b_start, b_stop = counted.shift_window(start, stop, -shift)
     except WindowError as e:
         raise DataError(str(e)) from None
-    if counted.unit == "day":
-        current = Window(start=end - timedelta(days=length - 1), end=end)
-        return current, current.shifted(shift)
-    start, stop = counted.window(end, length)
-    b_start, b_stop = counted.shift_window(start, stop, -shift)
+    except (OverflowError, ValueError):  # a window or baseline reaching past year 1
+        raise UserError(
+            f"window {window!r} with the {baseline} baseline reaches before year 1: pick a shorter --window"
+        ) from None
     return Window(start=start, end=stop), Window(start=b_start, end=b_stop)
 
 
@@ -133,16 +142,21 @@ def resolve(
         from investigator.sources import source_for
 
         source = source_for(str(data), request.table or definition.table, request.sql or definition.sql)
-    num, den = parse_metric(definition.expression)
-    measures = [num, *([den] if den else [])]
     time_column = request.time_column or definition.time_column or "date"
     table = source.open(time_column)
     schema = table.schema()
     columns = list(schema.names)
+    notes = list(getattr(source, "notes", []))
+    definition, dims_note = _fit_definition(request, definition, columns)
+    notes += dims_note
+    num, den = parse_metric(definition.expression)
+    measures = [num, *([den] if den else [])]
     for col in [time_column, *(m.column for m in measures if m.column)]:
         if col not in columns:
             what = "time column" if col == time_column else "metric column"
-            raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}")
+            unknown = col == request.metric and col not in load_metrics()
+            tail = f"; {_unknown_metric(col)}" if unknown else ""
+            raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}{tail}")
     if not schema[time_column].is_date():
         raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
     for col in (m.column for m in measures if m.kind == "sum" and m.column):
@@ -159,6 +173,9 @@ def resolve(
             and (schema[c].is_string() or schema[c].is_boolean())
         ]
     )
+    if len(set(dims)) != len(dims):
+        twice = sorted({d for d in dims if dims.count(d) > 1})
+        raise UserError(f"dimension(s) {', '.join(map(repr, twice))} given more than once")
     missing = [d for d in dims if d not in columns]
     if missing:
         raise DataError(
@@ -168,6 +185,11 @@ def resolve(
     grain = detect_grain(_distinct_dates(table, time_column))
     end = request.end or _default_end(request.window, grain, last)
     current, baseline = plan_windows(request.window, request.baseline, grain, end)
+    judged = [d for d in dims if d not in request.keep_dimensions]
+    ids = identifier_dimensions(table, time_column, judged, current)
+    if ids:
+        dims = [d for d in dims if d not in ids]
+        notes.append(identifier_note(ids))
     spec = AnalysisSpec(
         metric=request.metric,
         numerator=num.name,
@@ -180,9 +202,46 @@ def resolve(
         baseline_kind=request.baseline,
         grain=grain.unit,
         grain_step=grain.step,
+        notes=notes,
     )
     _check_windows(table, spec, first, last)
     return spec, table
+
+
+def _fit_definition(
+    request: Request, definition: MetricDefinition, columns: list[str]
+) -> tuple[MetricDefinition, list[str]]:
+    """The definition as it applies to this data. A configured metric belongs to its configured
+    data: on other data (`--data`), its name is read as a column when its expression's columns are
+    absent, and its dimensions apply only when the data has them (else the data's text columns)."""
+    if request.metric not in load_metrics():
+        return definition, []  # not a configured metric: the name was the expression
+    if request.data is None and definition.data is not None:
+        return definition, []  # the metric's own data: its definition holds as written
+    try:
+        num, den = parse_metric(definition.expression)
+    except UserError:
+        return definition, []
+    needed = [m.column for m in (num, den) if m is not None and m.column]
+    if any(c not in columns for c in needed) and request.metric in columns:
+        definition = MetricDefinition(expression=request.metric, time_column=definition.time_column)
+    dims = definition.dimensions or []
+    absent = [d for d in dims if d not in columns]
+    if dims and absent and not request.dimensions:
+        note = (
+            f"The configured dimensions of {request.metric} ({', '.join(absent)} not in this data) "
+            "were not used: the data's text columns were."
+        )
+        return definition.model_copy(update={"dimensions": None}), [note]
+    return definition, []
+
+
+def _unknown_metric(metric: str) -> str:
+    """A metric name that is neither configured nor a column: the nearest configured names."""
+    known = sorted(load_metrics())
+    close = difflib.get_close_matches(metric, known, n=1)
+    hint = f": did you mean {close[0]!r}?" if close else "."
+    return f"{metric!r} is no configured metric either{hint} Configured metrics: {', '.join(known) or 'none'}"
 
 
 def _distinct_dates(table: Any, time_column: str) -> list[date]:
@@ -259,6 +318,7 @@ def build_request(
     flag: str = "",
     table: str | None = None,
     sql: str | None = None,
+    keep_dimensions: list[str] | str | None = None,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line)."""
@@ -269,10 +329,12 @@ def build_request(
     end_day = parse_end(end, flag) if isinstance(end, str) else end
     if isinstance(dimensions, str):
         dimensions = [d.strip() for d in dimensions.split(",") if d.strip()]
+    if isinstance(keep_dimensions, str):
+        keep_dimensions = [d.strip() for d in keep_dimensions.split(",") if d.strip()]
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": window, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
-        "table": table or None, "sql": sql or None,
+        "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

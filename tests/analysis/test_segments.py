@@ -92,3 +92,25 @@ def test_verify_accepts_true_claims_and_refuses_false_ones() -> None:
     assert not v.ok
     assert "does not occur" in v.checks[2].reason and "not a dimension" in v.checks[3].reason
     assert "opposite sign" in v.checks[4].reason and "unknown cause kind" in v.checks[6].reason
+
+
+def test_movers_are_the_segments_outside_their_own_history() -> None:
+    from investigator.analysis.queries import open_table, period_cube
+    from investigator.sources.synth import generate
+
+    dims = {
+        "region": ["north", "south", "east", "west", "central", "islands"],
+        "device": ["desktop", "tablet", "phone"],
+        "source": ["seo", "sem", "display", "referral", "push"],
+        "product": ["basic", "plus", "pro", "team"],
+    }
+    frame, _ = generate("no_change", seed=2, dims=dims)
+    inside = pd.to_datetime(frame["date"]) > pd.Timestamp("2026-03-22")
+    frame.loc[inside & (frame["region"] == "south"), "revenue"] *= 0.6
+    frame.loc[inside & (frame["source"] == "display"), "revenue"] *= 1.6
+    table = open_table(frame, "date")
+    s = spec(dims=list(dims))
+    moved = explain_segments(period_cube(table, s), s, table=table).movers
+    assert {next(iter(m.segment.items())) for m in moved} >= {("region", "south"), ("source", "display")}
+    assert all(abs(m.z) >= 4 for m in moved)
+    assert explain_segments(period_cube(table, s), s).movers == []  # only with the table

@@ -11,7 +11,7 @@ from investigator.analysis.movement import Movement
 from investigator.analysis.quality import QualityIssue, QualityReport
 from investigator.analysis.ratio import DimensionSplit, RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
-from investigator.analysis.segments import BroadBased, DrillDown, Segment, SegmentExplanation
+from investigator.analysis.segments import BroadBased, DrillDown, Segment, SegmentExplanation, SegmentMove
 from investigator.fmt import num, seg
 from investigator.run.evidence import Evidence
 from investigator.run.verdict import conclusion_text, confidence, root_causes
@@ -444,3 +444,33 @@ def test_a_mix_shift_towards_a_segment_is_not_worded_away_from_it() -> None:
     causes = root_causes(ev, RATIO)
     assert "+15.0%" in causes[0].evidence  # the segment's share of sessions grew
     assert "away from channel=paid" not in conclusion_text(causes, ev, RATIO)
+
+
+def mover(segment: dict[str, str], change: float, z: float) -> SegmentMove:
+    return SegmentMove(segment=segment, current=1000 + change, baseline=1000.0, change=change,
+                       change_pct=change / 1000, z=z)  # fmt: skip
+
+
+def test_a_segment_far_outside_its_own_history_that_offsets_a_cause_is_listed() -> None:
+    found = segs([el(JP, -300, 1.5)]).model_copy(update={"movers": [mover(WEB, +250, 6.0)]})
+    ev = Evidence(movement=move(z=-0.5, significant=False, change_pct=-0.05), segments=found)
+    assert [c.segment for c in root_causes(ev, SUM)] == [JP, WEB]
+
+
+@pytest.mark.parametrize(
+    ("movers", "why"),
+    [
+        ([mover(WEB, -250, 6.0)], "moved the same way as the cause"),
+        ([mover(DE, +250, 6.0)], "in the dimension localization already split"),
+        ([mover(WEB, +20, 6.0)], "too small next to the cause"),
+    ],
+)
+def test_no_other_segment_is_listed_as_offsetting(movers: list[SegmentMove], why: str) -> None:
+    found = segs([el(JP, -300, 1.5)]).model_copy(update={"movers": movers})
+    ev = Evidence(movement=move(z=-0.5, significant=False, change_pct=-0.05), segments=found)
+    assert [c.segment for c in root_causes(ev, SUM)] == [JP], why
+
+
+def test_movers_are_not_read_when_the_total_moved() -> None:
+    found = segs([el(JP, -300, 1.5)]).model_copy(update={"movers": [mover(WEB, +250, 6.0)]})
+    assert [c.segment for c in root_causes(Evidence(movement=move(), segments=found), SUM)] == [JP]

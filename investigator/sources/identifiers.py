@@ -1,0 +1,59 @@
+"""Identifier columns (a user id, an order id, a SKU) are not segments.
+
+A dimension whose values are near-unique splits the metric into cells of a row or two: none has a
+history to move against, the cube fills with noise and a real cause drowns in it. Such a
+dimension is left out of localization with a note, unless the user keeps it (`--keep-dimensions`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from investigator.analysis.queries import leaves, row_count
+from investigator.analysis.spec import Window
+
+MIN_VALUES = 1_000  # fewer distinct values are always a dimension one can read
+MAX_VALUES = 50_000  # more are never segments a person can act on
+SHARE_OF_ROWS = 0.2  # distinct values per row over the whole data ...
+PER_VALUE_IN_WINDOW = 1.5  # ... or fewer rows per value than this in the current window (ids: ~1)
+
+
+def identifier_dimensions(table: Any, time_column: str, dims: list[str], window: Window) -> dict[str, int]:
+    """The dimensions among `dims` that hold identifiers, with their number of distinct values.
+
+    Judged against the rows (one value in five rows or fewer) and against the current window
+    (values seen about once each there), and never below `MIN_VALUES` distinct values.
+    """
+    if not dims:
+        return {}
+    t = leaves(table)
+    inside = t[time_column].between(window.start, window.end)
+    aggs: dict[str, Any] = {"__all": row_count(t)}
+    for i, d in enumerate(dims):
+        aggs[f"n{i}"] = t[d].nunique()
+    row = t.aggregate(**aggs).to_pandas().iloc[0]
+    candidates = [(i, d) for i, d in enumerate(dims) if int(row[f"n{i}"] or 0) >= MIN_VALUES]
+    if not candidates:
+        return {}
+    w = t.filter(inside)
+    win_aggs: dict[str, Any] = {"__rows": row_count(w)}
+    for i, d in candidates:
+        win_aggs[f"w{i}"] = w[d].nunique()
+    win = w.aggregate(**win_aggs).to_pandas().iloc[0]
+    rows, win_rows = int(row["__all"] or 0), int(win["__rows"] or 0)
+    out = {}
+    for i, d in candidates:
+        n, in_window = int(row[f"n{i}"]), int(win[f"w{i}"] or 0)
+        sparse = in_window and win_rows / in_window < PER_VALUE_IN_WINDOW
+        if n > MAX_VALUES or n >= SHARE_OF_ROWS * rows or sparse:
+            out[d] = n
+    return out
+
+
+def identifier_note(found: dict[str, int]) -> str:
+    """One line for the report: what was left out, and how to keep it."""
+    names = ", ".join(f"{d} ({n:,} distinct values)" for d, n in found.items())
+    return (
+        f"Left out of localization as identifiers, not segments: {names}; "
+        f"--keep-dimensions {','.join(found)} keeps them."
+    )

@@ -1,0 +1,63 @@
+"""Time columns read as what they are: epoch units told apart, dates in the data's own time zone."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from investigator.config import MetricDefinition
+from investigator.errors import DataError
+from investigator.sources.files import FileSource
+from investigator.sources.request import Request, resolve
+
+DAYS = pd.date_range("2026-01-01", "2026-03-31")
+
+
+def frame(times: object) -> pd.DataFrame:
+    return pd.DataFrame({"ts": times, "country": "US", "revenue": np.linspace(10, 20, len(DAYS))})
+
+
+@pytest.mark.parametrize(("unit", "per_second"), [("seconds", 1), ("milliseconds", 1000)])
+def test_an_integer_epoch_is_read_in_its_unit(unit: str, per_second: int, tmp_path: Path) -> None:
+    seconds = ((DAYS + pd.Timedelta(hours=13)) - pd.Timestamp("1970-01-01")) // pd.Timedelta("1s")
+    path = tmp_path / "epoch.parquet"
+    frame(np.asarray(seconds, dtype="int64") * per_second).to_parquet(path, index=False)
+    spec, _ = resolve(
+        Request(metric="sum(revenue)", time_column="ts"), path, MetricDefinition(expression="revenue")
+    )
+    assert spec.current.end == date(2026, 3, 31) and spec.current.start == date(2026, 3, 25)
+    assert any(f"read as {unit} since 1970" in n for n in spec.notes)
+
+
+def test_integers_of_no_known_unit_are_refused_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "ticks.parquet"
+    frame(np.arange(5000, 5000 + len(DAYS))).to_parquet(path, index=False)
+    with pytest.raises(DataError, match=r"time column 'ts' holds integers from 5000 to .*epoch seconds"):
+        FileSource(path).open("ts")
+
+
+def test_a_time_zone_keeps_the_day_of_the_data(tmp_path: Path) -> None:
+    local = pd.date_range("2026-01-01", "2026-03-31", tz="Europe/Berlin")  # midnights, 23:00 UTC before
+    path = tmp_path / "berlin.parquet"
+    frame(local).to_parquet(path, index=False)
+    spec, table = resolve(
+        Request(metric="sum(revenue)", time_column="ts"), path, MetricDefinition(expression="revenue")
+    )
+    assert (spec.current.start, spec.current.end) == (date(2026, 3, 25), date(2026, 3, 31))
+    assert str(table["ts"].max().to_pandas())[:10] == "2026-03-31"
+    assert any("Europe/Berlin" in n for n in spec.notes)
+
+
+def test_a_dataframe_with_a_time_zone_keeps_its_days() -> None:
+    from investigator.analysis.queries import open_table
+
+    notes: list[str] = []
+    berlin = pd.date_range("2026-01-01", "2026-03-31", tz="Europe/Berlin")  # UTC: a day early
+    table = open_table(frame(berlin), "ts", notes=notes)
+    days = table.select("ts").to_pandas()["ts"]
+    assert str(days.min())[:10] == "2026-01-01" and str(days.max())[:10] == "2026-03-31"
+    assert notes and "Europe/Berlin" in notes[0]
