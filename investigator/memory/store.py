@@ -241,7 +241,11 @@ class MemoryStore:
         rows = db.execute(
             f"SELECT id, embedding, created, segment FROM memories WHERE {where}", args
         ).fetchall()
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        matrix = (
+            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            if rows
+            else np.zeros((0, 0), dtype=np.float32)  # nothing remembered yet for this metric
+        )
         index = _Index(
             state=state,
             ids=np.array([r[0] for r in rows], dtype=np.int64),

@@ -180,3 +180,11 @@ def test_a_resumed_run_is_remembered_once_and_keeps_peoples_decisions(home: Path
     store.add([IOS, decision])
     store.add([IOS], replace=True)
     assert sorted(m.type for m in store.all("run-ios")) == ["decision", "observation"]
+
+
+def test_a_metric_with_nothing_remembered_recalls_nothing(home: Path, embedder: Embedder) -> None:
+    """Memories of other metrics only: an empty result, not an error in the report's notes."""
+    store = MemoryStore(home, embedder)
+    assert store.search(QUERY, 5, "revenue", DIMS, now=NOW) == []  # an empty store
+    store.add([cause("orders fell 9% in channel=email", "run-orders", metric="orders", channel="email")])
+    assert store.search(QUERY, 5, "revenue", DIMS, now=NOW) == []
