@@ -1,120 +1,232 @@
-"""Speed and memory, measured in one run: localization vs a reference, and `investigate` end to end.
+"""Speed and memory of `investigate`, measured in one run as ratios (the machine's load cancels out).
 
-    python benchmarks/speed.py [--sizes 1000000,10000000] [--skip-localize]
+    python benchmarks/speed.py [--pairs 5] [--rows 10000000] [--skip-large]
 
-End to end = a fresh process running a whole offline investigation on a generated Parquet table of
-N rows (kernel start, data load, every analysis, report). Peak RSS is reported for the host process
-(the agent) and for the kernel process separately: the host should stay flat as rows grow, because
-aggregation happens in DuckDB. Targets: 1M rows < 5 s, 10M rows < 15 s, peak RSS < 2 GB.
-Prints a table and one JSON line.
+1. CLI on a small table vs `investigate --help`: the two commands alternate, each pair gives a ratio,
+   the median is reported (target <= 2).
+2. The notebook API: a second `investigate()` in the same process vs the first (target <= 0.30).
+3. Where the time goes (report `stats.phases`: start, data, loop, artifacts) on the small table and
+   on a large one (default 10M rows), and the large run end to end vs DuckDB's own time for what the
+   run needs of the file: the daily totals and the current/baseline cube (target <= 3).
+4. Peak memory of the host process and of the sandbox (server and kernel, the largest child).
+
+The small table is the first data file under ../shared/scenarios, or a generated one
+(`investigator.sources.synth`) when that folder is absent. Prints a table, then one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "benchmarks" / ".cache"
-TARGETS = {1_000_000: 5.0, 10_000_000: 15.0}
+SCENARIOS = ROOT.parent / "shared" / "scenarios"
+CLI = [str(Path(sys.executable).parent / "investigate")]
+TARGETS = {"cli_vs_help": 2.0, "second_vs_first": 0.30, "large_vs_duckdb": 3.0}
 
-RUNNER = """
+# one investigation in a fresh process: its wall time, its stats, and peak memory
+ONE = """
 import json, resource, sys, time
-from pathlib import Path
+started = time.monotonic()
 from investigator.config import load_settings
 from investigator.runner import investigate
 from investigator.sources.request import Request
-path, runs = sys.argv[1], sys.argv[2]
-started = time.monotonic()
-report = investigate(Request(metric="revenue", data=path), load_settings(runs_dir=runs))
-elapsed = time.monotonic() - started
+report = investigate(Request(metric="revenue", data=sys.argv[1]), load_settings(runs_dir=sys.argv[2]))
 print(json.dumps({
-    "elapsed_s": elapsed,
+    "wall_s": time.monotonic() - started,
+    "stats": report.stats.model_dump(),
     "host_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    "kernel_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    "sandbox_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     "found": report.root_causes[0].segment if report.root_causes else None,
 }))
+"""
+
+# the notebook API twice in one process, on the same file
+TWICE = """
+import json, sys, time
+from investigator import investigate
+walls, phases = [], []
+for _ in range(int(sys.argv[3])):
+    started = time.monotonic()
+    inv = investigate(sys.argv[1], "revenue", runs_dir=sys.argv[2], quiet=True)
+    walls.append(time.monotonic() - started)
+    phases.append(inv.stats.phases.model_dump())
+print(json.dumps({"walls": walls, "phases": phases}))
+"""
+
+# DuckDB alone: the daily totals and the current/baseline cube of the last 7 days vs the 7 before
+DUCKDB = """
+import json, statistics, sys, time
+import duckdb
+path = sys.argv[1]
+con = duckdb.connect()
+cols = con.sql(f"describe select * from read_parquet('{path}')").fetchall()
+dims = [c[0] for c in cols if c[0] != "date" and ("VARCHAR" in c[1] or "ENUM" in c[1])]
+nums = [c[0] for c in cols if c[0] != "date" and c[0] not in dims]
+sums = ", ".join(f"sum({c}) as {c}" for c in nums)
+daily = f"select date, {sums}, count(*) as n from read_parquet('{path}') group by date"
+cube = (
+    f"with t as (select * from read_parquet('{path}')), m as (select max(date) as d from t) "
+    f"select {', '.join(dims)}, date > d - 7 as current, {sums} from t, m "
+    f"where date > d - 14 group by all"
+)
+times = []
+for _ in range(3):
+    started = time.monotonic()
+    con.sql(daily).fetchall()
+    con.sql(cube).fetchall()
+    times.append(time.monotonic() - started)
+print(json.dumps({"duckdb_s": statistics.median(times)}))
 """
 
 GENERATE = """
 import sys
 from investigator.sources.synth import generate
 rows, path = int(sys.argv[1]), sys.argv[2]
-days = 120
-leaves = rows // days
-# dimension sizes whose product is about the leaves needed
-store = -(-leaves // 12000)
-sizes = {"country": 20, "platform": 3, "channel": 8, "category": round(leaves / 480 / store), "store": store}
-dims = {k: [f"{k}_{i}" for i in range(n)] for k, n in sizes.items()}
-frame, truth = generate("segment_change", seed=1, dims=dims, segment={"channel": "channel_3"}, factor=0.5)
+if rows <= 100_000:
+    frame, _ = generate("segment_change", seed=1, segment={"channel": "social"}, factor=0.5)
+else:
+    leaves = rows // 120
+    store = -(-leaves // 12000)
+    sizes = {"country": 20, "platform": 3, "channel": 8, "category": round(leaves / 480 / store)}
+    sizes["store"] = store
+    dims = {k: [f"{k}_{i}" for i in range(n)] for k, n in sizes.items()}
+    frame, _ = generate("segment_change", seed=1, dims=dims, segment={"channel": "channel_3"}, factor=0.5)
 frame.to_parquet(path, index=False, row_group_size=1_000_000)
-print(len(frame))
 """
 
 
-def data_file(rows: int) -> Path:
+def _json(args: list[str]) -> dict:
+    out = subprocess.run(args, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def small_table() -> Path:
+    """A scenario's file when ../shared is there, else a generated table of the same shape."""
+    found = sorted([*SCENARIOS.glob("*/*.parquet"), *SCENARIOS.glob("*/*.csv")]) if SCENARIOS.is_dir() else []
+    if found:
+        return found[0]
+    return generated(86_400, "small")
+
+
+def generated(rows: int, name: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"sales_{rows}.parquet"
+    path = CACHE / f"speed_{name}_{rows}.parquet"
     if not path.exists():
         subprocess.run([sys.executable, "-c", GENERATE, str(rows), str(path)], check=True)
     return path
 
 
-def end_to_end(rows: int) -> dict:
-    path = data_file(rows)
-    runs = CACHE / "runs"
-    out = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(path), str(runs)], capture_output=True, text=True, check=True
-    )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+def large_table(rows: int) -> Path:
+    """`benchmarks/scale.py`'s table of that size if it made one, else a generated one."""
+    made = CACHE / f"events_{rows}.parquet"
+    return made if made.exists() else generated(rows, "large")
+
+
+def timed(args: list[str]) -> float:
+    started = time.monotonic()
+    subprocess.run(args, capture_output=True, check=True)
+    return time.monotonic() - started
+
+
+def cli_vs_help(path: Path, runs: Path, pairs: int) -> dict:
+    """Alternate `--help` and a whole run, so both see the same load; the median of the ratios."""
+    ratios, helps, alls = [], [], []
+    run = [*CLI, "--metric", "revenue", "--data", str(path), "--runs-dir", str(runs), "--quiet"]
+    timed([*CLI, "--help"])  # the first import of anything fills the OS file cache
+    for i in range(pairs):
+        if i % 2:
+            whole, help_ = timed(run), timed([*CLI, "--help"])
+        else:
+            help_, whole = timed([*CLI, "--help"]), timed(run)
+        ratios.append(whole / help_)
+        helps.append(help_)
+        alls.append(whole)
+    reports = sorted(runs.glob("*/report.json"), key=lambda p: p.stat().st_mtime)
+    stats = json.loads(reports[-1].read_text())["stats"]
+    return {
+        "ratio": round(statistics.median(ratios), 2),
+        "help_s": round(statistics.median(helps), 2),
+        "run_s": round(statistics.median(alls), 2),
+        "phases": stats["phases"],
+        "stats_total_s": stats["elapsed_s"],
+    }
+
+
+def second_vs_first(path: Path, runs: Path, calls: int = 3) -> dict:
+    r = _json([sys.executable, "-c", TWICE, str(path), str(runs), str(calls)])
+    walls = r["walls"]
+    later = statistics.median(walls[1:])
+    return {
+        "ratio": round(later / walls[0], 2),
+        "first_s": round(walls[0], 2),
+        "later_s": round(later, 2),
+        "phases": r["phases"],
+    }
+
+
+def large(path: Path, runs: Path) -> dict:
+    r = _json([sys.executable, "-c", ONE, str(path), str(runs)])
+    duck = _json([sys.executable, "-c", DUCKDB, str(path)])["duckdb_s"]
     import pyarrow.parquet as pq
 
-    result["rows"] = pq.ParquetFile(path).metadata.num_rows
-    return result
+    r["rows"] = pq.ParquetFile(path).metadata.num_rows
+    r["duckdb_s"] = round(duck, 2)
+    r["ratio"] = round(r["wall_s"] / duck, 2)
+    return r
+
+
+def _phases(p: dict) -> str:
+    return " ".join(f"{k[:-2]} {v:.2f}" for k, v in p.items())
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--sizes", default="1000000,10000000")
-    ap.add_argument("--skip-localize", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=5, help="paired CLI/--help runs (median)")
+    ap.add_argument("--rows", type=int, default=10_000_000, help="rows of the large table")
+    ap.add_argument("--skip-large", action="store_true")
     args = ap.parse_args()
-    record: dict = {}
-    if not args.skip_localize:
-        print("== localization vs brute-force reference (benchmarks/localize_speed.py)")
-        out = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "localize_speed.py")], capture_output=True, text=True
-        )
-        print(out.stdout.strip())
-        last = [line for line in out.stdout.splitlines() if line.startswith("{")]
-        record["localize"] = json.loads(last[-1]) if last else None
-    print("\n== investigate end to end (offline planner, local kernel, DuckDB)")
-    print(f"{'rows':>12} {'seconds':>8} {'target':>7} {'host MB':>8} {'kernel MB':>9}  found")
-    rows_out = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        started = time.monotonic()
-        r = end_to_end(size)
-        target = TARGETS.get(size)
-        r["target_s"] = target
-        rows_out.append(r)
+    runs = Path(tempfile.mkdtemp(prefix="investigator-speed-"))
+    try:
+        small = small_table()
+        cli = cli_vs_help(small, runs / "cli", args.pairs)
+        api = second_vs_first(small, runs / "api")
+        big = None if args.skip_large else large(large_table(args.rows), runs / "large")
+    finally:
+        shutil.rmtree(runs, ignore_errors=True)
+    ok = lambda value, key: "ok" if value <= TARGETS[key] else "MISSED"  # noqa: E731
+    print(f"small table: {small}")
+    print(
+        f"CLI run / --help       {cli['ratio']:>6.2f}x  (target <= {TARGETS['cli_vs_help']}) "
+        f"{ok(cli['ratio'], 'cli_vs_help')}"
+        f"   median {cli['run_s']:.2f}s vs {cli['help_s']:.2f}s over {args.pairs} pairs"
+    )
+    print(
+        f"2nd investigate() / 1st {api['ratio']:>5.2f}x  (target <= {TARGETS['second_vs_first']}) "
+        f"{ok(api['ratio'], 'second_vs_first')}   {api['later_s']:.2f}s vs {api['first_s']:.2f}s"
+    )
+    print(f"phases, small, CLI (s):  {_phases(cli['phases'])}  = {cli['stats_total_s']:.2f}")
+    print(f"phases, small, 1st API:  {_phases(api['phases'][0])}")
+    print(f"phases, small, 2nd API:  {_phases(api['phases'][1])}")
+    if big is not None:
         print(
-            f"{r['rows']:>12,} {r['elapsed_s']:>8.2f} {target or '-':>7} {r['host_peak_mb']:>8.0f} "
-            f"{r['kernel_peak_mb']:>9.0f}  {r['found']}   "
-            f"(wall incl. process start {time.monotonic() - started:.1f}s)"
+            f"{big['rows']:,} rows / DuckDB {big['ratio']:>5.2f}x  (target <= {TARGETS['large_vs_duckdb']}) "
+            f"{ok(big['ratio'], 'large_vs_duckdb')}   {big['wall_s']:.2f}s vs {big['duckdb_s']:.2f}s"
         )
-    if len(rows_out) >= 2:
-        a, b = rows_out[0], rows_out[-1]
-        record["host_memory_growth"] = round(b["host_peak_mb"] / a["host_peak_mb"], 2)
-        record["time_growth"] = round(b["elapsed_s"] / a["elapsed_s"], 2)
+        print(f"phases, {big['rows']:,} rows: {_phases(big['stats']['phases'])}")
         print(
-            f"rows x{b['rows'] / a['rows']:.0f}: time x{record['time_growth']}, "
-            f"host memory x{record['host_memory_growth']}"
+            f"peak memory, {big['rows']:,} rows: host {big['host_peak_mb']:.0f} MB, "
+            f"sandbox (largest child) {big['sandbox_peak_mb']:.0f} MB"
         )
-    record["end_to_end"] = rows_out
-    print(json.dumps(record))
+    print(json.dumps({"targets": TARGETS, "small_table": str(small), "cli": cli, "api": api, "large": big}))
     return 0
 
 

@@ -4,13 +4,15 @@ always clean up, then write the artifacts."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 from pydantic import BaseModel
@@ -20,7 +22,7 @@ from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError, InvestigatorError
 from investigator.memory import recall, remember
 from investigator.protocols import Kernel, Planner
-from investigator.report.model import Report
+from investigator.report.model import Report, write_report
 from investigator.run.decision import Decision
 from investigator.run.guard import check_unchanged, fingerprint, run_lock
 from investigator.run.hypotheses import seed_hypotheses
@@ -67,17 +69,45 @@ def choose_sandbox(settings: Settings, hooks: Hooks | None = None) -> Settings:
         warn(LOCAL_LLM_WARNING)
     if settings.sandbox != "auto":
         return settings
+    _docker_answers("the llm planner runs model-written code in a Docker sandbox, and")
+    return settings.model_copy(update={"sandbox": "docker"})
+
+
+def _docker_answers(why: str) -> None:
+    """Refuse, in one line that says what to do, a Docker sandbox with no daemon to run it."""
     try:
         from sandbox.kernels.docker import docker_client
 
         docker_client()
     except Exception as e:
+        cause = e.__cause__ or e
         raise ConfigError(
-            "the llm planner runs model-written code in a Docker sandbox, and no Docker daemon answers "
-            f"({str(e).splitlines()[0][:160]}): start one (Debian: .ci/docker-setup.sh builds the image "
-            "too), or pass --sandbox local to run that code on this machine"
+            f"{why} no Docker daemon answers ({str(cause).splitlines()[0][:160]}): start one (Debian: "
+            ".ci/docker-setup.sh builds the image too), or pass --sandbox local to run the code on "
+            "this machine"
         ) from None
-    return settings.model_copy(update={"sandbox": "docker"})
+
+
+def check_sandbox(settings: Settings) -> None:
+    """Before any work: a Docker sandbox asked for by name needs a daemon that answers."""
+    if settings.sandbox == "docker":
+        _docker_answers("--sandbox docker runs the analysis in a container, and")
+
+
+def check_runs_dir(runs_dir: Path) -> None:
+    """Before any work: the runs folder must be a folder this process can write in."""
+    path = Path(runs_dir)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as e:
+        what = "is a file" if path.is_file() else f"cannot be written ({e.strerror or e})"
+        raise ConfigError(
+            f"the runs folder {path} {what}: pass --runs-dir (or set INVESTIGATOR_RUNS_DIR) "
+            "to a folder you can write"
+        ) from None
 
 
 class LLMChoice(BaseModel):
@@ -113,9 +143,16 @@ def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
         return InProcessKernel(workdir)
     from investigator.kernels.mcp import McpKernel
 
-    backend = choose_sandbox(settings).sandbox
+    backend = _backend(settings)
     assert backend in ("local", "docker"), backend  # inprocess returned above; auto is resolved
     return McpKernel(backend=backend, workdir=workdir, data_files=[data_path])
+
+
+def _backend(settings: Settings) -> Literal["local", "docker", "inprocess"]:
+    """The sandbox backend, `auto` resolved (a daemon is checked once per run, by `choose_sandbox`)."""
+    backend = choose_sandbox(settings).sandbox if settings.sandbox == "auto" else settings.sandbox
+    assert backend != "auto", backend
+    return backend
 
 
 def new_run(
@@ -150,7 +187,7 @@ def new_run(
         spec=spec,
         data_path=data_file,
         planner=planner,
-        sandbox=choose_sandbox(settings).sandbox,
+        sandbox=_backend(settings),
         settings=settings.run_settings(),
         hypotheses=seed_hypotheses(spec),
     )
@@ -191,10 +228,16 @@ def investigate(
     hooks: Hooks | None = None,
     data: pd.DataFrame | str | Path | None = None,
     llm: LLMChoice | None = None,
+    reuse_kernel: bool = False,
 ) -> Report:
     """Validate and run. The kernel starts in the background while the data is being checked: the
-    two take about as long as each other, and neither needs the other."""
+    two take about as long as each other, and neither needs the other. With `reuse_kernel`, a
+    kernel left by an earlier run in this process is reset and used, and this run's is kept for
+    the next (`kernels.pool`): for the notebook and triage, which run many in a row."""
+    started = time.monotonic()
     hooks = hooks or Hooks()
+    check_runs_dir(settings.runs_dir)
+    check_sandbox(settings)
     settings = choose_sandbox(settings, hooks)
     planner = make_planner(settings, hooks, llm)  # a missing key or a bad planner fails before anything
     definition = metric_definition(request.metric)  # metrics.yaml is read once per run
@@ -207,22 +250,25 @@ def investigate(
     where = str(data or request.data or definition.data or demo_path())
     if is_url(where):  # the kernel mounts the extract, which exists once the engine has answered
         state = new_run(request, where, settings, settings.planner, run_id, definition)
-        return _run(state, settings, hooks, _started_kernel(settings, folder, state.data_path), planner)
+        kernel = _started_kernel(settings, folder, state.data_path, reuse_kernel)
+        return _run(state, settings, hooks, kernel, planner, started, reuse_kernel)
     path = Path(where)
+    if settings.sandbox != "inprocess":  # the MCP SDK first, alone: the server is spawned sooner than
+        import investigator.kernels.mcp  # noqa: F401  # when this import shares the GIL with validation
     with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()))
-        pool.submit(_preload_artifact_libraries)
+        starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()), reuse_kernel)
         try:
             state = new_run(request, path, settings, settings.planner, run_id, definition)
         except BaseException:
             _discard(starting, folder)
             raise
         kernel = starting.result()
-    return _run(state, settings, hooks, kernel, planner)
+    return _run(state, settings, hooks, kernel, planner, started, reuse_kernel)
 
 
 def _preload_artifact_libraries() -> None:
-    """Import what the HTML report and the trail need while the host waits for the kernel anyway."""
+    """Import what the HTML report and the trail need during the loop, when the host mostly waits
+    for the kernel (not while it starts: then the host's own imports are the critical path)."""
     with contextlib.suppress(Exception):  # only a head start: the real import reports problems
         import matplotlib.backends.backend_agg
         import matplotlib.figure  # noqa: F401
@@ -230,10 +276,28 @@ def _preload_artifact_libraries() -> None:
         from investigator.report import artifacts, charts, html, trail  # noqa: F401
 
 
-def _started_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
+def _started_kernel(settings: Settings, folder: Path, data_path: str, reuse: bool = False) -> Kernel:
+    if reuse and settings.sandbox != "inprocess":
+        from investigator.kernels.pool import POOL
+
+        pooled = POOL.take(_backend(settings), folder / "workspace", [data_path])
+        if pooled is not None:
+            return pooled
     kernel = make_kernel(settings, folder, data_path)
     kernel.start()
     return kernel
+
+
+def _release(kernel: Kernel, reuse: bool) -> None:
+    """After a run that ended well: keep the kernel for the next run, or stop it."""
+    if reuse:
+        from investigator.kernels.mcp import McpKernel
+        from investigator.kernels.pool import POOL
+
+        if isinstance(kernel, McpKernel):
+            POOL.give(kernel)
+            return
+    kernel.shutdown()
 
 
 def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
@@ -255,21 +319,28 @@ def resume(
 ) -> Report:
     """Continue a run from its last completed iteration, with the settings it started with. On
     data that changed since, refuse; with `force`, run it again from the start on the new data."""
+    started = time.monotonic()
+    check_runs_dir(settings.runs_dir)
     state, settings = load_run(run_id, settings)
+    check_sandbox(settings)
     state = _same_data(state, settings, force)
-    return _run(state, settings, hooks or Hooks(), planner=make_planner(settings, hooks, llm))
+    planner = make_planner(settings, hooks, llm)
+    return _run(state, settings, hooks or Hooks(), planner=planner, started=started)
 
 
 def continue_run(
     run_id: str, settings: Settings, iterations: int = 5, hooks: Hooks | None = None, force: bool = False
 ) -> Report:
     """Give a finished or stopped run more iterations: it reopens and concludes again."""
+    started = time.monotonic()
+    check_runs_dir(settings.runs_dir)
     state, settings = load_run(run_id, settings)
+    check_sandbox(settings)
     state = _same_data(state, settings, force)
     settings = settings.model_copy(update={"max_iterations": state.iteration + iterations + 1})
     state = state.reopened(settings.run_settings())
     save(state, run_dir(settings.runs_dir, run_id))
-    return _run(state, settings, hooks or Hooks())
+    return _run(state, settings, hooks or Hooks(), started=started)
 
 
 def _same_data(state: RunState, settings: Settings, force: bool) -> RunState:
@@ -297,11 +368,18 @@ def _run(
     hooks: Hooks,
     kernel: Kernel | None = None,
     planner: Planner | None = None,
+    started: float | None = None,
+    reuse: bool = False,
 ) -> Report:
+    """Run the loop, then the artifacts, timing each phase from `started` (the front door's call):
+    report.json is written when the loop ends and again, whole, with the artifacts' time."""
+    started = time.monotonic() if started is None else started
     folder = run_dir(settings.runs_dir, state.run_id)
     with run_lock(folder, state.run_id), ThreadPoolExecutor(1) as pool:
         planner = planner or make_planner(settings, hooks)
-        kernel = kernel or make_kernel(settings, folder, state.data_path)
+        kernel = kernel or _started_kernel(settings, folder, state.data_path, reuse)
+        start_s = time.monotonic() - started
+        pool.submit(_preload_artifact_libraries)  # while the host mostly waits for the kernel
         try:
             report = run_loop(state, settings, planner, kernel, hooks.progress)
         except InvestigatorError as e:  # messages that suggest a command name this run
@@ -310,7 +388,9 @@ def _run(
         except BaseException:
             kernel.shutdown()
             raise
-        stopping = pool.submit(kernel.shutdown)  # the kernel stops while the artifacts are drawn
+        finishing = time.monotonic()
+        report = report.model_copy(update={"stats": report.stats.timed(start_s=start_s)})
+        stopping = pool.submit(_release, kernel, reuse)  # the kernel stops while the artifacts are drawn
         from investigator.report.artifacts import write_artifacts
 
         write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
@@ -318,4 +398,6 @@ def _run(
     for warning in remember(load(folder), report, settings):  # never raises: memory is a bonus
         if hooks.warn is not None:
             hooks.warn(warning)
+    report = report.model_copy(update={"stats": report.stats.timed(artifacts_s=time.monotonic() - finishing)})
+    write_report(report, folder)
     return report

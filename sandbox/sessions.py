@@ -44,6 +44,16 @@ def cut_text(text: str, limit: int, saved_as: str | None) -> str:
     return text[:half] + f"\n[... {cut:,} characters cut; {where} ...]\n" + text[-half:]
 
 
+# what `Session.rebind` runs in the kernel: nothing of the previous task survives in the namespace
+_RESET = """\
+get_ipython().run_line_magic("reset", "-f")
+import os as _os, sys as _sys
+_sys.path[:] = [p for p in _sys.path if not p.endswith("/.site-packages")]
+_os.chdir({workspace!r})
+del _os, _sys
+"""
+
+
 def _preamble(workspace: str) -> str:
     """The kernel-side helpers (`kernel_side.py`, sent as source) and the call that installs them."""
     source = Path(kernel_side.__file__).read_text()
@@ -102,6 +112,23 @@ class Session:
         with self.lock:
             self.kernel.restart()
             return self.prepare(restore=True)
+
+    def rebind(self, workdir: Path, data: dict[str, str]) -> None:
+        """Start over in `workdir` with the same kernel process: an empty namespace (`%reset -f`),
+        that folder as the current directory and workspace, the library preloaded again. A local
+        kernel takes seconds to start and import the library; this, a small fraction of that."""
+        with self.lock:
+            old, owned = self.workdir, self.owns_workdir
+            self.kernel.workdir = self.workdir = workdir
+            self.kernel.workspace_path = str(workdir)
+            self.data, self.owns_workdir, self.count, self.warnings = data, False, 0, []
+            res = self.kernel.execute(_RESET.format(workspace=str(workdir)), timeout=60)
+            if not res.ok or res.restarted:
+                detail = f"{res.error.name}: {res.error.value}" if res.error else "the kernel restarted"
+                raise RuntimeError(f"could not reset the kernel ({detail})")
+            self.prepare()
+        if owned:
+            shutil.rmtree(old, ignore_errors=True)
 
     def _cap(self, res: ExecResult, limit: int = OUTPUT_CAP) -> ExecResult:
         stem = f"{OUTPUTS_DIR}/exec-{self.count:04d}"
@@ -231,6 +258,22 @@ class SessionRegistry:
             session.close()
             raise
         self.sessions[sid] = session
+        return session
+
+    def reset(self, sid: str, workspace: str, data_paths: list[str]) -> Session:
+        """A live local session, emptied and moved to `workspace` for a new task (see
+        `Session.rebind`). A container's workspace and data are mounted when it starts, so a
+        Docker session cannot move: the client makes a new one."""
+        session = self.get(sid)
+        if session.options.backend != "local":
+            raise PermissionError("only local sessions can be reset; create a new session")
+        options = session.options.model_copy(update={"workspace": workspace, "data_paths": data_paths})
+        workdir = Path(workspace).resolve()
+        self._check(options, workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        safe_files.touch(workdir, MARKER)
+        session.options = options
+        session.rebind(workdir, {p: str(Path(p).resolve()) for p in data_paths})
         return session
 
     def _adopt_warm(self, options: SessionOptions, workdir: Path) -> JupyterKernel | None:

@@ -116,6 +116,7 @@ def investigate(
     baseline: str = "previous",
     time_column: str | None = None,
     dimensions: list[str] | str | None = None,
+    keep_dimensions: list[str] | str | None = None,
     objective: str | None = None,
     planner: str | None = None,
     sandbox: str | None = None,
@@ -132,7 +133,9 @@ def investigate(
 
     `data` is a DataFrame, a CSV/Parquet path, a connection URL (or `env:VAR` naming one) with
     `table` or `sql`, or None for the metric's configured data (else the demo). The keyword
-    arguments are the CLI's flags; `quiet` turns the live progress off.
+    arguments are the CLI's flags; `quiet` turns the live progress off. The sandbox kernel is
+    kept for the next call in this process and reset for it (an empty namespace): a second
+    investigation skips the seconds a kernel takes to start.
     """
     from investigator.front.live import progress
     from investigator.runner import LLMChoice
@@ -149,10 +152,11 @@ def investigate(
     frame = None if data is None or isinstance(data, str | Path) else data
     request = build_request(
         metric, None if frame is not None or data is None else str(data), window, end, baseline,
-        time_column, dimensions, objective, table=table, sql=sql,
+        time_column, dimensions, objective, table=table, sql=sql, keep_dimensions=keep_dimensions,
     )  # fmt: skip
     with progress(settings.max_iterations, enabled=not quiet) as hooks:
-        report = run(request, settings, hooks, data=frame, llm=LLMChoice(model=model, mode=llm_mode))
+        choice = LLMChoice(model=model, mode=llm_mode)
+        report = run(request, settings, hooks, data=frame, llm=choice, reuse_kernel=True)
     if json_path is not None:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(report.model_dump_json(indent=2))

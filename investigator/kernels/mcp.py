@@ -121,6 +121,39 @@ class McpKernel:
         self.session_id = None
         self._disconnect()
 
+    def reuse(self, workdir: Path, data_files: Sequence[str | Path] = ()) -> None:
+        """Make this started kernel ready for a new task in `workdir`: a local session is reset in
+        place (same process, empty namespace); a Docker one, whose mounts are fixed, is replaced by
+        a new session on the same server. Raises `KernelError` if neither works."""
+        self.workdir = Path(workdir).resolve()
+        self.data_files = [str(Path(p).resolve()) for p in data_files]
+        try:
+            if self.backend != "local" or self.session_id is None:
+                raise ToolFailed("a new session is needed")
+            info = self._call(
+                "reset_session",
+                {
+                    "session_id": self.session_id,
+                    "workspace": str(self.workdir),
+                    "data_paths": self.data_files,
+                },
+                SessionInfo,
+                timeout=120,
+            )
+            self.workspace, self._restored = info.workspace, []
+            self.data = {str(Path(k).resolve()): v for k, v in info.data_paths.items()}
+        except ToolFailed:
+            if self.session_id is not None:
+                with contextlib.suppress(Exception):
+                    self._call("cleanup", {"session_id": self.session_id}, Closed, timeout=60)
+            self.session_id = None
+            try:
+                self._create_session()
+            except Exception as exc:
+                raise KernelError(f"could not start a new sandbox session: {exc}") from exc
+        except Exception as exc:
+            raise KernelError(f"lost the sandbox server: {type(exc).__name__}: {exc}") from exc
+
     def restart(self) -> list[str]:
         """Restart the kernel; returns the DataFrames reloaded from the workspace."""
         return self._call_retrying("restart", {}, Restarted, timeout=300).restored

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from investigator.analysis.causes import RootCause
 from investigator.analysis.contributions import SegmentChange
+from investigator.files import write_atomic
 from investigator.fmt import num, pct, seg
 from investigator.memory.models import ApprovedFact, Recalled
 from investigator.run.state import RunState
@@ -45,11 +46,37 @@ class FindingRow(BaseModel):
     summary: str
 
 
+class Phases(BaseModel):
+    """Where one invocation's wall time went, in seconds; they add up to `Stats.elapsed_s`."""
+
+    start_s: float = Field(0.0, description="checking the request while the sandbox and kernel start")
+    data_s: float = Field(0.0, description="loading the data in the kernel (on resume, replaying steps)")
+    loop_s: float = Field(0.0, description="the iterations and the report")
+    artifacts_s: float = Field(0.0, description="HTML report, trail notebook, kernel stop, memory")
+
+
 class Stats(BaseModel):
     iterations: int
-    elapsed_s: float
+    elapsed_s: float = Field(description="wall time of this invocation, kernel start and artifacts included")
     planner: str
     tokens: dict[str, int] = Field(default_factory=dict)
+    phases: Phases = Field(default_factory=Phases)
+    earlier_s: float = Field(0.0, description="time spent by earlier invocations of a resumed run")
+
+    def timed(self, **phases: float) -> Stats:
+        """These stats with some phases set; the total is their sum again."""
+        new = self.phases.model_copy(update={k: round(v, 3) for k, v in phases.items()})
+        total = new.start_s + new.data_s + new.loop_s + new.artifacts_s
+        return self.model_copy(update={"phases": new, "elapsed_s": round(total, 3)})
+
+    def summary(self) -> str:
+        """The one line the terminal ends with: the total, then where it went."""
+        p = self.phases
+        line = (
+            f"{self.iterations} iterations in {self.elapsed_s:.1f}s (start {p.start_s:.1f}, data "
+            f"{p.data_s:.1f}, loop {p.loop_s:.1f}, artifacts {p.artifacts_s:.1f})"
+        )
+        return line + (f", {self.earlier_s:.1f}s before resuming" if self.earlier_s else "")
 
 
 class Report(BaseModel):
@@ -79,7 +106,14 @@ class Report(BaseModel):
     )
 
 
-def build_report(state: RunState, segments: list[SegmentChange] | None = None) -> Report:
+def build_report(
+    state: RunState,
+    segments: list[SegmentChange] | None = None,
+    phases: Phases | None = None,
+    earlier_s: float = 0.0,
+) -> Report:
+    """The report of a run; `phases` time this invocation (default: all of the run's loop time),
+    `earlier_s` is what invocations before a resume took."""
     move = state.evidence.movement
     c = state.conclusion
     notes = []
@@ -117,7 +151,8 @@ def build_report(state: RunState, segments: list[SegmentChange] | None = None) -
             elapsed_s=round(state.elapsed_s, 3),
             planner=state.planner,
             tokens=state.tokens,
-        ),
+            earlier_s=round(earlier_s, 3),
+        ).timed(**(phases or Phases(loop_s=state.elapsed_s)).model_dump()),
         stop_reason=state.stop_reason,
         blockers=state.blockers,
         segments=segments or [],
@@ -185,7 +220,7 @@ def to_markdown(r: Report) -> str:
     s = r.stats
     lines += [
         "",
-        f"_{s.iterations} iterations, {s.elapsed_s:.1f}s, planner {s.planner}, run {r.run_id}._",
+        f"_{s.summary()}, planner {s.planner}, run {r.run_id}._",
         "",
     ]
     return "\n".join(lines)
@@ -210,10 +245,12 @@ def _md(text: str) -> str:
 
 
 def write_report(report: Report, folder: Path, json_path: Path | None = None) -> None:
+    """report.json and report.md, each replaced whole: the runner rewrites them once the artifacts'
+    time is known, and a reader never sees half a file."""
     folder.mkdir(parents=True, exist_ok=True)
     text = report.model_dump_json(indent=2)
-    (folder / "report.json").write_text(text)
-    (folder / "report.md").write_text(to_markdown(report))
+    write_atomic(folder / "report.json", text)
+    write_atomic(folder / "report.md", to_markdown(report))
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(text)
@@ -268,6 +305,4 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         hyps.add_row(h.id, h.status, h.statement)
     console.print(hyps)
     s = report.stats
-    console.print(
-        f"{s.iterations} iterations in {s.elapsed_s:.1f}s with the {s.planner} planner; run {report.run_id}"
-    )
+    console.print(f"{s.summary()} with the {s.planner} planner; run {report.run_id}")

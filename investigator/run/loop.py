@@ -18,7 +18,7 @@ from investigator.analysis.causes import RootCause
 from investigator.config import RunSettings
 from investigator.errors import KernelError
 from investigator.protocols import Kernel, Planner
-from investigator.report.model import Report, build_report, write_report
+from investigator.report.model import Phases, Report, build_report, write_report
 from investigator.run.checks import CauseChecker, refusal
 from investigator.run.compress import Compressed, compress
 from investigator.run.context import Context, build_context
@@ -57,16 +57,21 @@ class InvestigationLoop:
         self.checker: CauseChecker | None = None
 
     def run(self, state: RunState) -> Report:
+        earlier = state.elapsed_s
         started = time.monotonic()
         state = self.prepare_kernel(state).timed(time.monotonic() - started)
+        data_s = state.elapsed_s - earlier
         save(state, self.folder)
+        looping = time.monotonic()
         while not state.done:
             started = time.monotonic()
             state, decision = self.step(state)
             state = state.timed(time.monotonic() - started)
             save(state, self.folder)
             self.progress(state, decision)
-        report = build_report(state, self.cause_checker(state).segment_table())
+        segments = self.cause_checker(state).segment_table()
+        phases = Phases(data_s=data_s, loop_s=time.monotonic() - looping)
+        report = build_report(state, segments, phases, earlier_s=earlier)
         write_report(report, self.folder)
         return report
 

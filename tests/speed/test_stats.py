@@ -1,0 +1,34 @@
+"""`stats` tell the whole wall time of a run, and where it went."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from investigator.config import Settings
+from investigator.report.model import Report, Stats
+from investigator.runner import investigate
+from investigator.sources.request import Request
+
+
+def test_stats_total_is_the_wall_time_and_the_phases_add_up_to_it(
+    settings: Settings, segment_drop: tuple[Path, dict]
+) -> None:
+    path, _ = segment_drop
+    settings = settings.model_copy(update={"sandbox": "local"})
+    started = time.monotonic()
+    report = investigate(Request(metric="revenue", data=str(path)), settings)
+    wall = time.monotonic() - started
+    s = report.stats
+    p = s.phases
+    assert abs(p.start_s + p.data_s + p.loop_s + p.artifacts_s - s.elapsed_s) < 0.005
+    assert s.elapsed_s >= wall - 0.25, (s.elapsed_s, wall)  # only the last rewrite of report.json is left out
+    assert min(p.start_s, p.data_s, p.loop_s, p.artifacts_s) > 0  # each phase was timed
+    saved = Report.model_validate_json((settings.runs_dir / report.run_id / "report.json").read_text())
+    assert saved.stats == s  # the file says what the caller was told, artifacts included
+    assert f"{s.elapsed_s:.1f}s" in (settings.runs_dir / report.run_id / "report.md").read_text()
+
+
+def test_a_report_written_before_phases_existed_still_loads() -> None:
+    stats = Stats.model_validate({"iterations": 7, "elapsed_s": 0.6, "planner": "offline", "tokens": {}})
+    assert stats.elapsed_s == 0.6 and stats.phases.loop_s == 0 and stats.earlier_s == 0
