@@ -31,6 +31,7 @@ from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_d
 from investigator.sources import source_for
 from investigator.sources.demo import demo_path
 from investigator.sources.extract import EXTRACT_FILE, write_extract
+from investigator.sources.frames import write_frame
 from investigator.sources.request import Request, metric_definition, resolve
 from investigator.sources.urls import is_url, redact
 
@@ -245,8 +246,11 @@ def investigate(
     folder = run_dir(settings.runs_dir, run_id)
     if isinstance(data, pd.DataFrame):  # on disk before the kernel, which mounts it, starts
         folder.mkdir(parents=True, exist_ok=True)
-        data.to_parquet(folder / DATAFRAME_FILE, index=False)
-        data = folder / DATAFRAME_FILE
+        try:
+            data = write_frame(data, folder / DATAFRAME_FILE)
+        except BaseException:  # a column Arrow cannot type: one line, and no empty run folder
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
     where = str(data or request.data or definition.data or demo_path())
     if is_url(where):  # the kernel mounts the extract, which exists once the engine has answered
         state = new_run(request, where, settings, settings.planner, run_id, definition)

@@ -22,7 +22,7 @@ from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
 from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from sandbox.models import ExecResult
 
-_SEGMENTS = "explanation = explain_segments(cube, spec)\nemit(explanation)"
+_SEGMENTS = "explanation = explain_segments(cube, spec, table=table)\nemit(explanation)"
 # hypothesis kind -> (whether the evidence that tests it is in, the code that produces it)
 TESTS: dict[HypothesisKind, tuple[Callable[[Evidence], bool], str]] = {
     "data_quality": (

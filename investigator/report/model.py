@@ -13,6 +13,7 @@ from investigator.analysis.contributions import SegmentChange
 from investigator.files import write_atomic
 from investigator.fmt import num, pct, seg
 from investigator.memory.models import ApprovedFact, Recalled
+from investigator.run.evidence import input_notes
 from investigator.run.state import RunState
 
 
@@ -123,6 +124,7 @@ def build_report(
             + (f" ({num(move.change)})" if move is not None else "")
             + ": a share past 100% means other segments moved the other way and offset part of it."
         )
+    notes += input_notes(state.spec, state.evidence)  # columns left out, units and zones, bad values
     notes += seen_before(state)
     notes += state.memory.warnings
     return Report(

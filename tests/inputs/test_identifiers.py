@@ -40,6 +40,7 @@ def test_an_identifier_column_does_not_hide_the_planted_cause(tmp_path: Path) ->
     assert "user_id" not in state.spec.dimensions
     [note] = [n for n in notes(state) if "user_id" in n]
     assert "identifiers" in note and "--keep-dimensions user_id" in note
+    assert note in report.notes  # the report says so, not only the findings
 
 
 def test_an_identifier_named_in_dimensions_is_still_left_out(tmp_path: Path) -> None:
