@@ -110,3 +110,16 @@ def test_a_csv_cut_off_mid_line_says_where(tmp_path: Path) -> None:
     lines = cut.read_text().count("\n") + 1
     with pytest.raises(DataError, match=rf"line {lines} has \d+ fields where the header has 8"):
         FileSource(cut).open("date")
+
+
+def test_a_dataframe_with_a_mixed_metric_column_is_one_error_and_no_run_folder(tmp_path: Path) -> None:
+    from investigator import investigate
+    from investigator.errors import DataError
+    from investigator.sources.synth import generate
+
+    frame, _ = generate("no_change", seed=1)
+    frame["revenue"] = frame["revenue"].astype(object)
+    frame.loc[3, "revenue"] = "n/a"
+    with pytest.raises(DataError, match="column 'revenue' mixes text and numbers"):
+        investigate(frame, metric="revenue", runs_dir=tmp_path / "runs", quiet=True)
+    assert not (tmp_path / "runs").exists() or list((tmp_path / "runs").iterdir()) == []
