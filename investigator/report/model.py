@@ -32,6 +32,20 @@ class MovementSummary(BaseModel):
     change: float | None = None
     change_pct: float | None = None
     significant: bool | None = None
+    z: float | None = Field(None, description="robust score of the change against earlier windows")
+
+
+class Inputs(BaseModel):
+    """What produced the report, so a reader (or a scheduler) can tell two reports apart."""
+
+    data: str | None = Field(None, description="the source as given, never with a password")
+    table: str | None = None
+    sql: str | None = None
+    time_column: str
+    grain: str = Field(description="the data's period, e.g. 'day', 'month', '5 years'")
+    dimensions: list[str]
+    window: str
+    baseline: str
 
 
 class HypothesisRow(BaseModel):
@@ -80,7 +94,14 @@ class Stats(BaseModel):
         return line + (f", {self.earlier_s:.1f}s before resuming" if self.earlier_s else "")
 
 
+SCHEMA_VERSION = "1.0"  # bump the major number when a field changes meaning or goes away
+
+
 class Report(BaseModel):
+    """The report of one run: what `--json` writes and `report.json` holds. Its JSON Schema ships in
+    the package (`investigator/report/report.schema.json`)."""
+
+    schema_version: str = SCHEMA_VERSION
     run_id: str
     status: str
     metric: str
@@ -105,6 +126,7 @@ class Report(BaseModel):
     facts: list[ApprovedFact] = Field(
         default_factory=list, description="approved facts that entered the context"
     )
+    inputs: Inputs | None = Field(None, description="the request and data that produced this report")
 
 
 def build_report(
@@ -161,7 +183,22 @@ def build_report(
         notes=notes,
         recalled=state.memory.recalled,
         facts=state.memory.facts,
+        inputs=inputs_of(state),
     )
+
+
+def inputs_of(state: RunState) -> Inputs:
+    r, s = state.request, state.spec
+    grain = s.grain if s.grain_step == 1 else f"{s.grain_step} {s.grain}s"
+    return Inputs(
+        data=r.data, table=r.table, sql=r.sql, time_column=s.time_column, grain=grain,
+        dimensions=s.dimensions, window=r.window, baseline=s.baseline_kind,
+    )  # fmt: skip
+
+
+def json_schema() -> dict[str, Any]:
+    """The report's JSON Schema, as published in the package."""
+    return Report.model_json_schema(mode="serialization")
 
 
 def seen_before(state: RunState) -> list[str]:
