@@ -222,8 +222,19 @@ class InvestigationLoop:
         return state
 
     def load_data(self, state: RunState) -> ExecResult:
+        """Load the data (the step most likely to run out of memory); a kernel that died doing it
+        was restarted by the sandbox and gets one more try before the run gives up."""
         code = setup_code(state.spec, self.kernel.data_path(state.data_path))
-        result = self.kernel.execute(code, timeout=max(self.settings.execution_timeout_s, 120))
+        timeout = max(self.settings.execution_timeout_s, 120)
+        result = self.kernel.execute(code, timeout=timeout)
+        if not result.ok and result.restarted:
+            result = self.kernel.execute(code, timeout=timeout)
+            if not result.ok and result.restarted:
+                raise KernelError(
+                    "the kernel died twice while loading the data, most likely out of memory (the Docker "
+                    "sandbox allows 2 GiB unless its server is started with --max-memory): use fewer "
+                    "--dimensions or a shorter history, or give the sandbox more memory; the run is saved"
+                )
         if not result.ok:
             detail = f"{result.error.name}: {result.error.value}" if result.error else "no output"
             raise KernelError(f"could not load the data in the kernel ({detail})")
