@@ -225,9 +225,11 @@ def _notify(
 
 
 def _run_one(request: Request, settings: Settings) -> Report:
+    """One investigation; a kernel another run in this job left is reset and reused (never shared
+    by two runs at once), which saves the sandbox's start-up on every run after the first."""
     from investigator.runner import investigate
 
-    return investigate(request, settings)
+    return investigate(request, settings, reuse_kernel=True)
 
 
 def _summary(done: Investigated) -> str:
