@@ -58,6 +58,16 @@ def _tool(fn: Callable[..., R]) -> Callable[..., R]:
     return wrapper
 
 
+def _version() -> str:
+    """The installed package's version, as MCP clients see it in the server's info."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("investigator")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
 def _exec_result(res: ExecResult) -> CallToolResult:
     """MCP hosts and model clients key on `isError`: a failed execution says so, the traceback
     readable in the text and the structured result alongside for clients that want it."""
@@ -96,6 +106,7 @@ def build_server(
     )
     mcp = MCPServer(
         "investigator-sandbox",
+        version=_version(),
         instructions=(
             "A persistent Python (Jupyter) kernel per session. create_session first, then execute "
             "code; variables persist between calls. Images and long outputs are saved as "

@@ -170,3 +170,30 @@ async def test_a_huge_structured_result_goes_to_a_file(tmp_path: Path) -> None:
         assert item["result"] is None and item["label"] == "big"
         assert item["saved_as"] in ran["files"]
         await c.call_tool("cleanup", {"session_id": sid})
+
+
+async def test_a_third_party_client_sees_a_version_and_outputs_that_follow_their_schemas(
+    tmp_path: Path,
+) -> None:
+    """As any MCP client would: the server's version, an output schema per tool, and structured
+    results (failed code included) that validate against it."""
+    from importlib.metadata import version
+
+    import jsonschema
+
+    async with Client(server_params("local")) as c:
+        assert c.server_info is not None and c.server_info.version == version("investigator")
+        schemas = {t.name: t.output_schema for t in (await c.list_tools()).tools}
+        assert all(schemas.values()), [n for n, s in schemas.items() if not s]
+        sid = structured(await c.call_tool("create_session", {}))["session_id"]
+        calls = [
+            ("execute", {"session_id": sid, "code": "x = 6 * 7\nx"}),
+            ("execute", {"session_id": sid, "code": "1/0"}),
+            ("upload_file", {"session_id": sid, "name": "a.txt", "text": "hello"}),
+            ("list_files", {"session_id": sid}),
+            ("cleanup", {"session_id": sid}),
+        ]
+        for tool, args in calls:
+            result = await c.call_tool(tool, args)
+            assert result.structured_content is not None, (tool, result)
+            jsonschema.validate(result.structured_content, schemas[tool])
