@@ -18,6 +18,7 @@ from rich.text import Text
 
 from investigator.config import load_settings
 from investigator.errors import InvestigatorError, UserError
+from investigator.files import write_atomic
 from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
 from investigator.runner import LLMChoice, continue_run, investigate, resume
@@ -39,7 +40,7 @@ def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path)
     else:
         if json_path is not None:
             json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(text)
+            write_atomic(json_path, text)  # whole or not at all, even on a full disk
         render_terminal(report, Console(), quiet=quiet)
         if not quiet:
             folder = runs_dir / report.run_id

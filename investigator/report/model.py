@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from investigator.analysis.causes import RootCause
 from investigator.analysis.contributions import SegmentChange
 from investigator.files import write_atomic
-from investigator.fmt import num, pct, seg
+from investigator.fmt import md, num, pct, seg
 from investigator.memory.models import ApprovedFact, Recalled
 from investigator.run.evidence import input_notes
 from investigator.run.state import RunState
@@ -221,9 +221,9 @@ def seen_before(state: RunState) -> list[str]:
 
 def to_markdown(r: Report) -> str:
     lines = [
-        f"# Why did {r.metric} move? ({r.window.start} to {r.window.end})",
+        f"# Why did {_md(r.metric)} move? ({r.window.start} to {r.window.end})",
         "",
-        f"**{r.conclusion}**",
+        f"**{_md(r.conclusion)}**",
         "",
         f"Confidence: **{r.confidence}**. "
         f"Baseline: {r.baseline.kind} ({r.baseline.start} to {r.baseline.end}). "
@@ -239,7 +239,7 @@ def to_markdown(r: Report) -> str:
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
         kind = c.kind + (f" ({c.detail})" if c.detail else "")
         lines.append(
-            f"| {i} | {kind} | {seg(c.segment)} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
+            f"| {i} | {kind} | {_md(seg(c.segment))} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
         )
     lines += [f"\n_{_md(n)}_" for n in r.notes]
     if r.facts:
@@ -251,11 +251,11 @@ def to_markdown(r: Report) -> str:
     if r.segments:
         lines += ["", "## Segments that moved most", "", "| segment | window | baseline | change | share |"]
         lines += ["|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(segment_cells(row)) + " |" for row in r.segments]
+        lines += ["| " + " | ".join(_md(cell) for cell in segment_cells(row)) + " |" for row in r.segments]
     lines += ["", "## Hypotheses", "", "| id | status | statement | evidence |", "|---|---|---|---|"]
     lines += [f"| {h.id} | {h.status} | {_md(h.statement)} | {_md(h.evidence)} |" for h in r.hypotheses]
     lines += ["", "## Findings", ""]
-    lines += [f"{f.iteration}. **{f.decision}** {f.summary}" for f in r.findings]
+    lines += [f"{f.iteration}. **{f.decision}** {_md(f.summary)}" for f in r.findings]
     s = r.stats
     lines += [
         "",
@@ -280,7 +280,8 @@ def segment_cells(row: SegmentChange) -> list[str]:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text from the data or a model inside Markdown: HTML shown, never rendered; one line."""
+    return md(text).replace("\n", " ")
 
 
 def write_report(report: Report, folder: Path, json_path: Path | None = None) -> None:

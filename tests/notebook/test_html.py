@@ -89,3 +89,5 @@ def test_markup_in_the_data_is_text_on_the_page(tmp_path: Path) -> None:
     notebook = json.loads((inv.folder / "investigation.ipynb").read_text())
     prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
     assert "<img" not in prose and "&lt;img src=x onerror=" in prose  # markdown renders HTML: escaped
+    report_md = (inv.folder / "report.md").read_text()
+    assert "<img" not in report_md and "&lt;img src=x onerror=" in report_md
