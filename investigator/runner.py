@@ -4,7 +4,6 @@ always clean up, then write the artifacts."""
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError, InvestigatorError
 from investigator.memory import recall, remember
+from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report, write_report
 from investigator.run.decision import Decision
@@ -50,65 +50,6 @@ class Hooks:
     progress: Progress | None = None
     on_wait: OnWait | None = None
     warn: Callable[[str], None] | None = None
-
-
-LOCAL_LLM_WARNING = (
-    "warning: --sandbox local with the llm planner: code the model writes runs on this machine, as "
-    "you, with your files and network (secrets in process environments are hidden from it where the "
-    "kernel gets its own process namespace). Use --sandbox docker to contain it."
-)
-
-
-def choose_sandbox(settings: Settings, hooks: Hooks | None = None) -> Settings:
-    """Where this run's code runs. `auto`: local for the offline planner, whose code is ours; Docker
-    for the LLM planner, whose code a model wrote, and a refusal when no daemon answers, unless the
-    user asks for `local` by name (then a one-line warning)."""
-    warn = (hooks or Hooks()).warn
-    if settings.planner != "llm":
-        return settings.model_copy(update={"sandbox": "local"}) if settings.sandbox == "auto" else settings
-    if settings.sandbox == "local" and warn is not None:
-        warn(LOCAL_LLM_WARNING)
-    if settings.sandbox != "auto":
-        return settings
-    _docker_answers("the llm planner runs model-written code in a Docker sandbox, and")
-    return settings.model_copy(update={"sandbox": "docker"})
-
-
-def _docker_answers(why: str) -> None:
-    """Refuse, in one line that says what to do, a Docker sandbox with no daemon to run it."""
-    try:
-        from sandbox.kernels.docker import docker_client
-
-        docker_client()
-    except Exception as e:
-        cause = e.__cause__ or e
-        raise ConfigError(
-            f"{why} no Docker daemon answers ({str(cause).splitlines()[0][:160]}): start one (Debian: "
-            ".ci/docker-setup.sh builds the image too), or pass --sandbox local to run the code on "
-            "this machine"
-        ) from None
-
-
-def check_sandbox(settings: Settings) -> None:
-    """Before any work: a Docker sandbox asked for by name needs a daemon that answers."""
-    if settings.sandbox == "docker":
-        _docker_answers("--sandbox docker runs the analysis in a container, and")
-
-
-def check_runs_dir(runs_dir: Path) -> None:
-    """Before any work: the runs folder must be a folder this process can write in."""
-    path = Path(runs_dir)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-test-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
-    except OSError as e:
-        what = "is a file" if path.is_file() else f"cannot be written ({e.strerror or e})"
-        raise ConfigError(
-            f"the runs folder {path} {what}: pass --runs-dir (or set INVESTIGATOR_RUNS_DIR) "
-            "to a folder you can write"
-        ) from None
 
 
 class LLMChoice(BaseModel):
@@ -239,7 +180,7 @@ def investigate(
     hooks = hooks or Hooks()
     check_runs_dir(settings.runs_dir)
     check_sandbox(settings)
-    settings = choose_sandbox(settings, hooks)
+    settings = choose_sandbox(settings, hooks.warn)
     planner = make_planner(settings, hooks, llm)  # a missing key or a bad planner fails before anything
     definition = metric_definition(request.metric)  # metrics.yaml is read once per run
     run_id = new_run_id()

@@ -12,7 +12,8 @@ import pytest
 
 from investigator.config import Settings
 from investigator.errors import ConfigError
-from investigator.runner import check_runs_dir, investigate
+from investigator.preflight import check_runs_dir
+from investigator.runner import investigate
 from investigator.sources.request import Request
 
 
