@@ -4,6 +4,7 @@ written. Each refusal is one line that says what to do."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,9 +58,9 @@ def check_runs_dir(runs_dir: Path) -> None:
     path = Path(runs_dir)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-test-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)  # unique: runs in threads check at once
+        os.close(fd)
+        os.unlink(probe)
     except OSError as e:
         what = "is a file" if path.is_file() else f"cannot be written ({e.strerror or e})"
         raise ConfigError(

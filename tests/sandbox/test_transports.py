@@ -196,9 +196,10 @@ def _server_pids() -> list[int]:
 
 
 def test_a_lost_server_is_replaced_and_dataframes_come_back(tmp_path: Path) -> None:
+    before = set(_server_pids())  # servers a pool in this process keeps for later runs are not ours
     with McpKernel(workdir=tmp_path / "ws", backoff_s=0.1) as k:
         k.execute("import pandas as pd\nframe = pd.DataFrame({'a': [1, 2, 3]})")
-        (pid,) = _server_pids()
+        (pid,) = set(_server_pids()) - before
         os.kill(pid, signal.SIGKILL)
         lost = k.execute("1 + 1")
         assert lost.restarted and lost.error is not None and lost.error.name == "SandboxRestarted"

@@ -67,3 +67,16 @@ def test_docker_sandbox_without_a_daemon_exits_2_with_one_line(
     assert len(lines) == 1, lines
     assert "no Docker daemon answers" in lines[0] and "--sandbox local" in lines[0]
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing started
+
+
+def test_runs_started_in_threads_check_the_runs_folder_at_once(tmp_path: Path) -> None:
+    """Triage starts runs in worker threads of one process: their checks must not trip each other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def check(_: int) -> None:
+        for _ in range(200):
+            check_runs_dir(tmp_path / "runs")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(check, range(8)))  # raises if any check failed
+    assert list((tmp_path / "runs").iterdir()) == []
