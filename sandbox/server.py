@@ -33,7 +33,7 @@ from sandbox.models import (
     Uploaded,
 )
 from sandbox.policy import Policy
-from sandbox.sessions import PACKAGES_DIR, SessionOptions, SessionRegistry
+from sandbox.sessions import PACKAGES_DIR, Session, SessionOptions, SessionRegistry
 
 __all__ = ["build_server"]
 
@@ -56,6 +56,19 @@ def _tool(fn: Callable[..., R]) -> Callable[..., R]:
             raise ToolError(f"{type(exc).__name__}: {reason}") from exc
 
     return wrapper
+
+
+def _session_info(registry: SessionRegistry, s: Session, **extra: Any) -> SessionInfo:
+    """What a client learns about a session it made or reset."""
+    return SessionInfo(
+        session_id=s.id,
+        backend=registry.policy.backend,
+        workspace=str(s.workdir),
+        workspace_in_kernel=s.kernel.workspace_path,
+        data_paths=s.data,
+        warnings=s.warnings,
+        **extra,
+    )
 
 
 def _version() -> str:
@@ -145,16 +158,7 @@ def build_server(
             data_paths=data_paths or [],
         )
         s = registry.create(options)
-        return SessionInfo(
-            session_id=s.id,
-            backend=registry.policy.backend,
-            workspace=str(s.workdir),
-            workspace_in_kernel=s.kernel.workspace_path,
-            data_paths=s.data,
-            warnings=s.warnings,
-            restored=s.restored,
-            swept_orphans=registry.swept,
-        )
+        return _session_info(registry, s, restored=s.restored, swept_orphans=registry.swept)
 
     @mcp.tool()
     @_tool
@@ -162,15 +166,7 @@ def build_server(
         """Reuse a local session's kernel for a new task: its namespace emptied, `workspace` its
         folder from now on, the library preloaded again. Much faster than a new session; a Docker
         session cannot be moved (create a new one)."""
-        s = registry.reset(session_id, workspace, data_paths or [])
-        return SessionInfo(
-            session_id=s.id,
-            backend=registry.policy.backend,
-            workspace=str(s.workdir),
-            workspace_in_kernel=s.kernel.workspace_path,
-            data_paths=s.data,
-            warnings=s.warnings,
-        )
+        return _session_info(registry, registry.reset(session_id, workspace, data_paths or []))
 
     @mcp.tool()
     @_tool

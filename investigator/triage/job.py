@@ -88,14 +88,14 @@ def plan_jobs(
         seen = state.seen(_key(item)) if state else None
         if seen is not None and seen.status not in (None, "failed"):
             told = " and notified" if seen.notified_at else ""
-            skipped.append(_skipped(item, f"already investigated{told}", seen.run_id))
+            skipped.append(Skipped.of(item, f"already investigated{told}", seen.run_id))
         elif item.metric in jobs:
             jobs[item.metric].covers.append(item)
         else:
             jobs[item.metric] = Job(item=item, target=targets[item.metric])
     chosen = list(jobs.values())[: config.budget.max_investigations]
     for job in list(jobs.values())[config.budget.max_investigations :]:
-        skipped += [_skipped(i, "budget: max_investigations") for i in [job.item, *job.covers]]
+        skipped += [Skipped.of(i, "budget: max_investigations") for i in [job.item, *job.covers]]
     return chosen, skipped
 
 
@@ -138,7 +138,7 @@ def run_triage(
 
 def _dry_run(config: TriageConfig, redact: Redactor, json_path: Path | None, now: datetime) -> Outcome:
     scanned = scan_all(config, redact)
-    skipped = [_skipped(i, "dry run") for i in ranked(scanned)]
+    skipped = [Skipped.of(i, "dry run") for i in ranked(scanned)]
     digest = Digest(scanned=scanned, skipped=skipped)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def _run(
         for item in [job.item, *job.covers]:
             state.record(_key(item), done.run_id, done.status, _summary(done))
         covered = f"covered by the run for {job.item.metric} {seg(job.item.segment)}"
-        skipped += [_skipped(i, covered, done.run_id) for i in job.covers]
+        skipped += [Skipped.of(i, covered, done.run_id) for i in job.covers]
     title = _title(config, scanned, now)
     notifications = _notify(flagged, state, urls, title, investigated, skipped, notifier, redact, backoff_s)
     digest = Digest(scanned=scanned, investigated=investigated, skipped=skipped, notifications=notifications)
@@ -237,17 +237,6 @@ def _summary(done: Investigated) -> str:
         return f"investigation failed: {done.conclusion}"
     cause = top_cause(done.root_causes) or done.conclusion
     return f"{done.status} ({done.confidence}): {cause}" + (f" — {done.report}" if done.report else "")
-
-
-def _skipped(item: ScanItem, reason: str, run_id: str | None = None) -> Skipped:
-    return Skipped(
-        metric=item.metric,
-        segment=item.segment,
-        reason=reason,
-        change_pct=item.change_pct,
-        score=item.score,
-        run_id=run_id,
-    )
 
 
 def _key(item: ScanItem) -> tuple[str, str, str]:

@@ -54,6 +54,17 @@ class Skipped(BaseModel):
     score: float | None = None
     run_id: str | None = Field(None, description="the earlier run that investigated it, if any")
 
+    @classmethod
+    def of(cls, item: ScanItem, reason: str, run_id: str | None = None) -> Skipped:
+        return cls(
+            metric=item.metric,
+            segment=item.segment,
+            reason=reason,
+            change_pct=item.change_pct,
+            score=item.score,
+            run_id=run_id,
+        )
+
 
 @dataclass
 class Job:
@@ -117,7 +128,7 @@ def investigate_all(
             while queue and len(running) < config.workers:
                 reason = _spent(deadline, tokens, budget.max_tokens)
                 if reason:
-                    skipped += [_skip(j.item, reason) for _, j in queue]
+                    skipped += [Skipped.of(j.item, reason) for _, j in queue]
                     queue.clear()
                     break
                 rank, job = queue.pop(0)
@@ -152,17 +163,6 @@ def _spent(deadline: float, tokens: int, max_tokens: int | None) -> str | None:
     if max_tokens is not None and tokens >= max_tokens:
         return "budget: max_tokens spent"
     return None
-
-
-def _skip(item: ScanItem, reason: str, run_id: str | None = None) -> Skipped:
-    return Skipped(
-        metric=item.metric,
-        segment=item.segment,
-        reason=reason,
-        change_pct=item.change_pct,
-        score=item.score,
-        run_id=run_id,
-    )
 
 
 def _note(job: Job) -> str | None:
