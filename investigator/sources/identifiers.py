@@ -57,3 +57,38 @@ def identifier_note(found: dict[str, int]) -> str:
         f"Left out of localization as identifiers, not segments: {names}; "
         f"--keep-dimensions {','.join(found)} keeps them."
     )
+
+
+def window_labels(
+    table: Any, time_column: str, dims: list[str], current: Window, baseline: Window
+) -> dict[str, tuple[str, str]]:
+    """The dimensions among `dims` that hold one value across the whole current window and another
+    across the whole baseline (a per-period label such as the year's weather): they do not split
+    the data, they name the periods, so their "segments" are the windows themselves and would take
+    the whole change. Returns each with its (baseline, current) value."""
+    if not dims:
+        return {}
+    t = leaves(table)
+    values: list[Any] = []
+    for w in (baseline, current):
+        part = t.filter(t[time_column].between(w.start, w.end))
+        aggs: dict[str, Any] = {}
+        for i, d in enumerate(dims):
+            aggs[f"n{i}"] = part[d].nunique()
+            aggs[f"v{i}"] = part[d].cast("string").min()
+        values.append(part.aggregate(**aggs).to_pandas().iloc[0])
+    base, cur = values
+    out = {}
+    for i, d in enumerate(dims):
+        if base[f"n{i}"] == 1 and cur[f"n{i}"] == 1 and base[f"v{i}"] != cur[f"v{i}"]:
+            out[d] = (str(base[f"v{i}"]), str(cur[f"v{i}"]))
+    return out
+
+
+def label_note(found: dict[str, tuple[str, str]]) -> str:
+    """One line for the report: which labels of the periods were left out, and how to keep them."""
+    names = ", ".join(f"{d} ({b} in the baseline, {c} in the window)" for d, (b, c) in found.items())
+    return (
+        f"Left out of localization as labels of the periods, not segments: {names}; "
+        f"--keep-dimensions {','.join(found)} keeps them."
+    )

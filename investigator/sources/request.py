@@ -31,7 +31,12 @@ from investigator.analysis.spec import AnalysisSpec, Measure, Window, parse_meas
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.protocols import DataSource
-from investigator.sources.identifiers import identifier_dimensions, identifier_note
+from investigator.sources.identifiers import (
+    identifier_dimensions,
+    identifier_note,
+    label_note,
+    window_labels,
+)
 
 BASELINE_NAMES = "previous, wow, yoy, mom, qoq"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
@@ -190,6 +195,10 @@ def resolve(
     if ids:
         dims = [d for d in dims if d not in ids]
         notes.append(identifier_note(ids))
+    labels = window_labels(table, time_column, [d for d in judged if d in dims], current, baseline)
+    if labels:
+        dims = [d for d in dims if d not in labels]
+        notes.append(label_note(labels))
     spec = AnalysisSpec(
         metric=request.metric,
         numerator=num.name,

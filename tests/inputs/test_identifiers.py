@@ -74,3 +74,20 @@ def test_an_order_id_on_daily_rows_is_an_identifier(tmp_path: Path) -> None:
     frame.to_parquet(path, index=False)
     spec, _ = resolve(Request(metric="sum(revenue)"), path, MetricDefinition(expression="revenue"))
     assert spec.dimensions == ["country"] and "order_id (3,000 distinct values)" in spec.notes[0]
+
+
+def test_a_label_of_the_periods_is_not_a_cause(tmp_path: Path) -> None:
+    """Yearly rows carry the year's weather: one value in the baseline year, another in the window.
+    Read as a segment it 'explains' 964% of the change; it names the periods, it splits nothing."""
+    from investigator.sources.synth import generate_shaped
+
+    frame, truth = generate_shaped(
+        "yearly", plant="segment_change", seed=4, segment={"region": "east"}, factor=0.6
+    )
+    path = tmp_path / "yearly.csv"
+    frame.to_csv(path, index=False)
+    report, state = run(path, tmp_path, metric="value", window="1y", time_column="year")
+    assert [c.segment for c in report.root_causes][:1] == [truth["causes"][0]["segment"]]
+    assert "weather" not in state.spec.dimensions and "weather" not in str(report.root_causes)
+    [note] = [n for n in report.notes if "weather" in n]
+    assert "labels of the periods" in note and "--keep-dimensions weather" in note
