@@ -222,7 +222,9 @@ def _preload_artifact_libraries() -> None:
 
 
 def _started_kernel(settings: Settings, folder: Path, data_path: str, reuse: bool = False) -> Kernel:
-    if reuse and settings.sandbox != "inprocess":
+    """A kernel ready in the run's workspace: one kept from an earlier run in this process, or
+    handed over by the warm helper (`investigator.warm`), when there is one; else a new one."""
+    if settings.sandbox != "inprocess":
         from investigator.kernels.pool import POOL
 
         pooled = POOL.take(_backend(settings), folder / "workspace", [data_path])

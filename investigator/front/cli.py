@@ -28,6 +28,13 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why
 err = Console(stderr=True, soft_wrap=True)
 
 
+def take_terminal() -> None:
+    """Detect the terminal anew: the warm helper's child runs on a terminal handed to it after
+    this module was imported (colours and width are read when a Console is made)."""
+    global err
+    err = Console(stderr=True, soft_wrap=True)
+
+
 CUT_SHORT = 3
 
 

@@ -17,25 +17,26 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 from pydantic import BaseModel
 
 from investigator.errors import KernelError
 from sandbox.models import Closed, ExecError, ExecResult, FileList, Restarted, SessionInfo, Uploaded
 
-__all__ = ["McpKernel", "ToolFailed"]
+__all__ = ["SERVER_COMMAND", "McpKernel", "ToolFailed", "server_command", "server_env"]
 
 M = TypeVar("M", bound=BaseModel)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 UPLOAD_MAX = 64 * 2**20
+SERVER_COMMAND = (sys.executable, "-m", "sandbox")
 _PASSED_ENV = ("DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "INVESTIGATOR_SANDBOX_IMAGE")
 
 
@@ -61,6 +62,7 @@ class McpKernel:
         url: str | None = None,
         token: str | None = None,
         server_command: Sequence[str] | None = None,
+        transport: Callable[[], Any] | None = None,
     ) -> None:
         self.backend = backend
         self.workdir = Path(workdir).resolve() if workdir else None
@@ -76,7 +78,8 @@ class McpKernel:
         self.timeout = timeout
         self.retries, self.backoff_s = retries, backoff_s
         self.url, self.token = url, token
-        self.server_command = list(server_command or [sys.executable, "-m", "sandbox"])
+        self.server_command = list(server_command or SERVER_COMMAND)
+        self.transport = transport  # a server already started (the warm helper's), used once
         self.session_id: str | None = None
         self.workspace: str | None = None
         self.data: dict[str, str] = {}
@@ -220,6 +223,9 @@ class McpKernel:
 
     # MCP plumbing ----------------------------------------------------------------------------
     def _server(self) -> Any:
+        if self.transport is not None:  # once: a lost server is replaced by one of our own
+            transport, self.transport = self.transport, None
+            return transport()
         if self.url:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -227,12 +233,8 @@ class McpKernel:
             headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
             http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None))
             return streamable_http_client(self.url, http_client=http)
-        env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}  # never API keys
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
-        cmd = [*self.server_command, "--backend", self.backend]
-        if self.backend == "local" and self.workdir is not None:
-            cmd += ["--warm-workspace", str(self.workdir)]
-        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
+        cmd = server_command(self.server_command, self.backend, self.workdir)
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env())
         return stdio_client(params, errlog=_errlog())
 
     async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -305,6 +307,22 @@ class McpKernel:
             raise KernelError(
                 f"lost the sandbox server ({type(cause).__name__}: {cause}) and could not get it back: {exc}"
             ) from exc
+
+
+def server_env() -> dict[str, str]:
+    """The environment a stdio sandbox server is given: MCP's short default list (HOME, PATH, ...),
+    the Docker client's settings and our PYTHONPATH; never API keys or database URLs."""
+    env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
+    return get_default_environment() | env
+
+
+def server_command(base: Sequence[str], backend: str, workdir: Path | None) -> list[str]:
+    """The command line of a stdio sandbox server; a local one starts its kernel at once."""
+    cmd = [*base, "--backend", backend]
+    if backend == "local" and workdir is not None:
+        cmd += ["--warm-workspace", str(workdir)]
+    return cmd
 
 
 def _errlog() -> Any:

@@ -37,6 +37,7 @@ class KernelPool:
                     return None
                 kernel = idle.pop()
             try:
+                kernel.start()  # a no-op for a kernel that ran before; connects an offered one
                 kernel.reuse(workdir, data_files)
                 return kernel
             except Exception:  # a server that died while idle: drop it, try the next
@@ -51,6 +52,12 @@ class KernelPool:
                 idle.append(kernel)
                 return
         kernel.shutdown()
+
+    def offer(self, kernel: McpKernel) -> None:
+        """Add a kernel that may not be connected yet (the warm helper hands one over with its
+        server already running); `take` connects it, or drops it if its server is gone."""
+        with self._lock:
+            self._idle.setdefault(kernel.backend, []).append(kernel)
 
     def idle(self, backend: str) -> list[McpKernel]:
         """The kernels of `backend` waiting for a run (a copy: to look at, not to use)."""

@@ -1,0 +1,178 @@
+"""The thin side of the warm helper, run by `investigate`: hand the run to a helper and wait.
+
+Stdlib only, so that asking costs a few milliseconds. When no helper answers, `run_warm` returns
+None (the caller runs the investigation in-process, as without a helper) after starting one in
+the background for the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from investigator.warm.place import SANDBOX_ENV, folder, helper_key, idle_seconds, socket_path
+
+__all__ = ["ask", "helpers", "run_warm", "start_helper"]
+
+# the helper's own environment: what it needs to import and to start sandbox servers, never a
+# secret (each run's child gets the client's whole environment, and only that child)
+HELPER_ENV = (
+    *SANDBOX_ENV,
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "VIRTUAL_ENV",
+    "XDG_RUNTIME_DIR",
+    "MPLCONFIGDIR",
+)
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_CONNECT_S = 2.0
+
+
+def run_warm(argv: list[str], env: Mapping[str, str] | None = None) -> int | None:
+    """Run `investigate ARGV` in a helper with this process's terminal, folder and environment;
+    its exit code, or None when no helper answered (one is started for next time)."""
+    env = dict(os.environ if env is None else env)
+    where = folder(env)
+    if where is None:
+        return None
+    key = helper_key(env)
+    sock = _connect(socket_path(where, key))
+    if sock is None:
+        start_helper(where, key, env)
+        return None
+    with sock:
+        return _serve_run(sock, argv, env)
+
+
+def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str]) -> int | None:
+    request = json.dumps({"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(env)}).encode()
+    try:
+        socket.send_fds(sock, [struct.pack("!Q", len(request))], [0, 1, 2])
+        sock.sendall(request)
+    except OSError:
+        return None  # it went away between connect and send: run here
+    replies = _lines(sock)
+    first = next(replies, None)
+    if first is None or "pid" not in first:
+        return None  # refused before forking (e.g. shutting down): nothing ran, run here
+    child = int(first["pid"])
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signum)
+
+    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    try:
+        for reply in replies:
+            if "exit" in reply:
+                return int(reply["exit"])
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    print(
+        f"investigate: the warm helper's run (pid {child}) ended without an exit code; what it saved "
+        "is in its run folder (`investigate resume RUN_ID`). INVESTIGATOR_WARM=0 runs without a helper.",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def ask(path: Path, op: str) -> dict[str, Any] | None:
+    """A control request (`ping`, `stop`) to the helper at `path`; its answer, or None."""
+    sock = _connect(path)
+    if sock is None:
+        return None
+    with sock:
+        try:
+            body = json.dumps({"op": op}).encode()
+            socket.send_fds(sock, [struct.pack("!Q", len(body))], [])
+            sock.sendall(body)
+            return next(_lines(sock), None)
+        except OSError:
+            return None
+
+
+def helpers(env: Mapping[str, str] | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every helper of this user that answers, with what it says of itself."""
+    where = folder(dict(os.environ if env is None else env))
+    if where is None:
+        return []
+    found = []
+    for path in sorted(where.glob("*.sock")):
+        info = ask(path, "ping")
+        if info is not None:
+            found.append((path, info))
+    return found
+
+
+def start_helper(where: Path, key: str, env: Mapping[str, str]) -> None:
+    """Start a helper in the background (its own session, no terminal), stopping this
+    installation's helpers for older code first. Never fails the run that asked."""
+    for path, info in helpers(env):
+        if info.get("exe") == sys.executable and info.get("key") != key:
+            ask(path, "stop")
+    own = {
+        k: v
+        for k, v in env.items()
+        if k in HELPER_ENV or k.startswith("LC_") or k.startswith("INVESTIGATOR_WARM")
+    }
+    cmd = [sys.executable, "-m", "investigator.warm.daemon", "--folder", str(where), "--key", key]
+    cmd += ["--idle", str(idle_seconds(env))]
+    with contextlib.suppress(OSError), open(where / f"{key}.log", "ab") as log:
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd="/",
+            env=own,
+            start_new_session=True,
+        )
+
+
+def _connect(path: Path) -> socket.socket | None:
+    if not path.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(_CONNECT_S)
+    try:
+        sock.connect(str(path))
+        _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if uid != os.getuid():  # not ours: never hand a stranger our terminal and environment
+            sock.close()
+            return None
+    except OSError:
+        sock.close()
+        return None
+    sock.settimeout(None)
+    return sock
+
+
+def _lines(sock: socket.socket) -> Iterator[dict[str, Any]]:
+    """The helper's replies, one JSON object per line, until it closes the connection."""
+    buffer = b""
+    while True:
+        try:
+            chunk = sock.recv(4096)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not chunk:
+            return
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                yield json.loads(line)

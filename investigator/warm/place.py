@@ -1,0 +1,95 @@
+"""Where the warm helper listens, which helper serves this installation, and whether to use one.
+
+Stdlib only: the thin client imports this before anything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["IDLE_S", "SANDBOX_ENV", "folder", "helper_key", "idle_seconds", "socket_path", "wanted"]
+
+IDLE_S = 900.0  # a helper with nothing to do for 15 minutes exits
+PACKAGES = ("investigator", "sandbox")
+# what a stdio sandbox server is started with (kernels.mcp.server_env): a helper whose reserved
+# server was started with other values is another helper
+SANDBOX_ENV = (
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "PYTHONPATH",
+    "DOCKER_HOST",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "INVESTIGATOR_SANDBOX_IMAGE",
+)
+_ON, _OFF = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def wanted(env: Mapping[str, str], interactive: bool) -> bool:
+    """Use a helper? `INVESTIGATOR_WARM=1|0` decides; unset, only in an interactive terminal
+    outside CI: a nightly job or a test suite leaves no process behind."""
+    value = env.get("INVESTIGATOR_WARM", "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    return interactive and not env.get("CI")
+
+
+def idle_seconds(env: Mapping[str, str]) -> float:
+    try:
+        return max(1.0, float(env.get("INVESTIGATOR_WARM_IDLE", IDLE_S)))
+    except ValueError:
+        return IDLE_S
+
+
+def folder(env: Mapping[str, str]) -> Path | None:
+    """This user's folder for helper sockets (mode 0700), or None when it cannot be made safe: a
+    socket in a folder another user can write could be a stranger's."""
+    base = env.get("INVESTIGATOR_WARM_DIR")
+    if base:
+        path = Path(base)
+    elif env.get("XDG_RUNTIME_DIR") and Path(env["XDG_RUNTIME_DIR"]).is_dir():
+        path = Path(env["XDG_RUNTIME_DIR"]) / "investigator-warm"
+    else:
+        path = Path("/tmp") / f"investigator-warm-{os.getuid()}"
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return path
+
+
+def helper_key(env: Mapping[str, str]) -> str:
+    """Names the helper that may serve this client: same interpreter, same code (every source
+    file's size and modification time: an edit or an upgrade starts a new helper), same
+    environment for the sandbox server it keeps in reserve."""
+    digest = hashlib.sha256()
+    digest.update(f"{sys.executable}\0{sys.version}\0".encode())
+    here = Path(__file__).resolve().parents[2]
+    for package in PACKAGES:
+        for root, dirs, files in os.walk(here / package):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".yaml", ".j2")):
+                    info = os.stat(os.path.join(root, name))
+                    digest.update(f"{root}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    for name in SANDBOX_ENV:
+        digest.update(f"{name}={env.get(name, '')}\0".encode())
+    return digest.hexdigest()[:20]
+
+
+def socket_path(where: Path, key: str) -> Path:
+    return where / f"{key}.sock"
