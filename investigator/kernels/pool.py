@@ -37,7 +37,8 @@ class KernelPool:
                     return None
                 kernel = idle.pop()
             try:
-                kernel.start()  # a no-op for a kernel that ran before; connects an offered one
+                if kernel.session_id is None:  # offered, not yet connected
+                    kernel.start()
                 kernel.reuse(workdir, data_files)
                 return kernel
             except Exception:  # a server that died while idle: drop it, try the next
