@@ -206,8 +206,10 @@ def _register_subcommands() -> None:
     inside the commands)."""
     from investigator.memory.cli import facts_app, memory_app
     from investigator.triage.cli import app as triage_app
+    from investigator.warm.cli import app as warm_app
 
     app.add_typer(triage_app, name="triage")
+    app.add_typer(warm_app, name="warm")
     app.add_typer(facts_app, name="facts")
     app.add_typer(memory_app, name="memory")
 

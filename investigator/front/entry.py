@@ -24,7 +24,7 @@ def main() -> None:
     if routed(argv):
         from investigator.warm.place import wanted
 
-        if wanted(os.environ, sys.stdin.isatty()):
+        if wanted(os.environ, sys.stdin.isatty() and sys.stderr.isatty()):
             from investigator.warm.client import run_warm
 
             code = run_warm(argv)

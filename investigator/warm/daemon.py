@@ -1,13 +1,16 @@
-"""The warm helper: modules imported, one sandbox server with a started kernel in reserve, a fork
-per run.
+"""The warm helper: modules imported once, and a worker forked ahead of each run that has already
+run one small investigation through its own sandbox server.
 
     python -m investigator.warm.daemon --folder DIR --key KEY [--idle SECONDS]
 
 Started by `investigate` (`client.start_helper`), never by hand. One helper per key: it holds an
 exclusive lock on `KEY.lock` for its whole life, so a second one started in a race exits at once.
 The helper itself never starts a thread (a fork copies only the thread that calls it, and a lock
-held by another thread would stay locked in the child); sandbox servers are plain subprocesses.
-Its environment is the short list `client.HELPER_ENV`: a run's secrets reach only that run's child.
+held by another thread would stay locked in the child); sandbox servers are plain subprocesses,
+and the worker, which does start threads, never forks. A run goes to the waiting worker; when
+there is none (two runs at once), to a child forked cold. The next worker warms up once no run is
+under way. Its environment is the short list `client.HELPER_ENV`: a run's secrets reach only
+that run's process.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,15 +71,30 @@ class Reserve:
         return self.process.poll() is None
 
 
+@dataclass(eq=False)
+class Worker:
+    """A child forked ahead of the next run. It runs one small investigation through its own
+    reserved sandbox server (every lazy import, cache and the kernel itself warmed), keeps that
+    kernel in its pool, says so on `channel` and waits there for a run."""
+
+    pid: int
+    channel: socket.socket
+    reserve: Reserve | None
+    scratch: Path  # its warm-up run's folder
+    ready: bool = False
+
+
 @dataclass
 class Helper:
     folder: Path
     key: str
     idle_s: float
+    listener: socket.socket
     spares: Path = field(init=False)
-    reserve: Reserve | None = None
-    children: dict[int, Reserve | None] = field(default_factory=dict)
-    orphans: dict[Reserve, float] = field(default_factory=dict)  # used reserves whose child ended
+    worker: Worker | None = None
+    children: dict[int, Reserve | None] = field(default_factory=dict)  # runs under way
+    orphans: dict[Reserve, float] = field(default_factory=dict)  # used reserves whose run ended
+    failures: int = 0  # workers that died before a run: after three, runs fork cold
     served: int = 0
     started: float = field(default_factory=time.time)
 
@@ -83,28 +102,28 @@ class Helper:
         self.spares = self.folder / f"{self.key}.spares"
 
     # the loop ---------------------------------------------------------------------------------
-    def serve(self, listener: socket.socket) -> None:
-        self.reserve = Reserve.start(self.spares)
+    def serve(self) -> None:
+        self.worker = self._prefork()
         last = time.monotonic()
         while True:
-            ready, _, _ = select.select([listener], [], [], 1.0)
+            waiting = self.worker.channel if self.worker is not None and not self.worker.ready else None
+            ready, _, _ = select.select([self.listener, *([waiting] if waiting else [])], [], [], 1.0)
+            if waiting is not None and waiting in ready and self.worker is not None:
+                self.worker.ready = waiting.recv(1) == b"r"  # nothing: it died, `_reap` sees it
             self._reap()
-            if not ready:
+            if self.listener not in ready:
                 if not self.children and time.monotonic() - last > self.idle_s:
                     return
-                if self.reserve is not None and not self.reserve.alive():
-                    self._drop(self.reserve)
-                    self.reserve = Reserve.start(self.spares)
                 continue
-            conn, _ = listener.accept()
+            conn, _ = self.listener.accept()
             last = time.monotonic()
             try:
-                if not self._handle(conn, listener):
+                if not self._handle(conn):
                     return
             finally:
                 conn.close()
 
-    def _handle(self, conn: socket.socket, listener: socket.socket) -> bool:
+    def _handle(self, conn: socket.socket) -> bool:
         """One request; False to stop serving."""
         _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
@@ -122,29 +141,65 @@ class Helper:
                 _reply(conn, {"stopping": True})
                 return False
             elif op == "run" and len(fds) == 3:
-                self._fork(conn, listener, request, fds)
+                if not self._hand_over(conn, request, fds):
+                    self._fork_cold(conn, request, fds)
+                self.served += 1
         finally:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         return True
 
-    def _fork(
-        self, conn: socket.socket, listener: socket.socket, request: dict[str, Any], fds: list[int]
-    ) -> None:
-        reserve = self.reserve if self.reserve is not None and self.reserve.alive() else None
+    def _hand_over(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> bool:
+        """Give the run to the waiting worker (still warming up, it takes the run when done)."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return False
+        try:
+            _send(worker.channel, request, [*fds, conn.fileno()])
+        except OSError:  # it died: `_reap` collects it, the run forks cold
+            self.worker = worker
+            return False
+        worker.channel.close()
+        self.children[worker.pid] = worker.reserve
+        return True
+
+    def _fork_cold(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+        """No worker: a child of the helper itself runs it (modules imported, no kernel yet)."""
         pid = os.fork()
         if pid == 0:
-            listener.close()
-            _LOCK.close()  # the helper's lock is not the run's to hold
-            run_child(conn, request, fds, reserve)  # never returns
-        self.served += 1
-        self.children[pid] = reserve
-        if reserve is not None:  # the child owns its pipes now; a new reserve warms for the next run
+            try:
+                self._in_child()
+                run_child(conn, request, fds)  # never returns
+            finally:
+                os._exit(1)
+        self.children[pid] = None
+
+    def _prefork(self) -> Worker | None:
+        reserve = Reserve.start(self.spares)
+        scratch = self.spares / f"warm-up-{time.monotonic_ns()}"
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._in_child()
+                ours.close()
+                run_worker(theirs, reserve, scratch)  # never returns
+            finally:
+                os._exit(1)
+        theirs.close()
+        if reserve is not None:  # the worker owns its pipes now
             for stream in (reserve.process.stdin, reserve.process.stdout):
                 with contextlib.suppress(OSError):
                     stream.close()  # type: ignore[union-attr]
-            self.reserve = Reserve.start(self.spares)
+        return Worker(pid, ours, reserve, scratch)
+
+    def _in_child(self) -> None:
+        """What a forked child must not keep of the helper."""
+        self.listener.close()
+        _LOCK.close()  # the helper's lock is not a run's to hold
+        if self.worker is not None:
+            self.worker.channel.close()
 
     def _reap(self) -> None:
         for pid in list(self.children):
@@ -155,10 +210,20 @@ class Helper:
             reserve = self.children.pop(pid)
             if reserve is not None:
                 self.orphans[reserve] = time.monotonic()
+        if self.worker is not None and _ended(self.worker.pid):  # it never got a run
+            self.failures += 1
+            self.worker.channel.close()
+            shutil.rmtree(self.worker.scratch, ignore_errors=True)
+            if self.worker.reserve is not None:
+                self._drop(self.worker.reserve)
+            self.worker = None
         for reserve, since in list(self.orphans.items()):
             if not reserve.alive() or time.monotonic() - since > 10:  # its run ended: it must go
                 self._drop(reserve)
                 del self.orphans[reserve]
+        # the next worker warms up once no run is under way: on a small machine it would slow one
+        if self.worker is None and not self.children and self.failures < 3:
+            self.worker = self._prefork()
 
     def _drop(self, reserve: Reserve) -> None:
         if reserve.alive():
@@ -174,9 +239,15 @@ class Helper:
         shutil.rmtree(reserve.workspace, ignore_errors=True)
 
     def close(self) -> None:
-        for reserve in [self.reserve, *self.orphans]:
-            if reserve is not None:
-                self._drop(reserve)
+        if self.worker is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.worker.pid, signal.SIGTERM)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.worker.pid, 0)
+            if self.worker.reserve is not None:
+                self.orphans[self.worker.reserve] = 0.0
+        for reserve in self.orphans:
+            self._drop(reserve)
         shutil.rmtree(self.spares, ignore_errors=True)
 
     def _about(self) -> dict[str, Any]:
@@ -187,12 +258,62 @@ class Helper:
             "started": self.started,
             "served": self.served,
             "running": len(self.children),
-            "reserve": self.reserve is not None and self.reserve.alive(),
+            "ready": self.worker is not None and self.worker.ready,
         }
 
 
+def _ended(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done != 0
+
+
+# the worker: warm up, then wait for a run ------------------------------------------------------
+def run_worker(channel: socket.socket, reserve: Reserve | None, scratch: Path) -> None:
+    """Killed while it waits or warms up, its folder is the helper's to remove (under `spares`)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    try:
+        _warm_up(reserve, scratch)
+        channel.send(b"r")
+        request, fds = _receive(channel, 4)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        os._exit(1)
+    channel.close()
+    run_child(socket.socket(fileno=fds[3]), request, fds[:3], scratch=scratch)
+
+
+def _warm_up(reserve: Reserve | None, scratch: Path) -> None:
+    """One investigation of a small generated table, offline, through the reserved server, its
+    kernel kept for the run (which resets it: an empty namespace in the run's own workspace).
+    Written to a scratch folder, memory included: nothing of it reaches the user's runs."""
+    scratch.mkdir(parents=True, mode=0o700)
+    with contextlib.suppress(Exception), open(os.devnull, "w") as quiet:
+        from investigator.config import load_settings
+        from investigator.runner import investigate
+        from investigator.sources.request import Request
+        from investigator.sources.synth import generate
+
+        if reserve is not None:
+            _offer(reserve)
+        frame, _ = generate(days=35, scale=0.2)
+        frame.to_parquet(scratch / "warm-up.parquet")
+        settings = load_settings(
+            runs_dir=scratch / "runs", home=scratch / "home", sandbox="local", planner="offline"
+        )
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            investigate(
+                Request(metric="revenue", data=str(scratch / "warm-up.parquet")), settings, reuse_kernel=True
+            )
+
+
 # the child: one run, as a cold `investigate` would do it ----------------------------------------
-def run_child(conn: socket.socket, request: dict[str, Any], fds: list[int], reserve: Reserve | None) -> None:
+def run_child(
+    conn: socket.socket, request: dict[str, Any], fds: list[int], scratch: Path | None = None
+) -> None:
     code = 1
     try:
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
@@ -206,8 +327,7 @@ def run_child(conn: socket.socket, request: dict[str, Any], fds: list[int], rese
         sys.argv = ["investigate", *request["argv"]]
         conn.settimeout(None)
         _reply(conn, {"pid": os.getpid()})
-        if reserve is not None:
-            _offer(reserve)
+        threading.Thread(target=_stop_when_gone, args=(conn,), daemon=True).start()
         code = _run_cli()
     except BaseException as exc:  # the run's own errors are handled by the CLI; this is the helper's
         with contextlib.suppress(Exception):
@@ -217,12 +337,26 @@ def run_child(conn: socket.socket, request: dict[str, Any], fds: list[int], rese
                 file=sys.stderr,
             )
     finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        with contextlib.suppress(Exception):
-            _reply(conn, {"exit": code})
-        os._exit(code)
+        try:  # nothing may take this process back into the helper's code: it always exits here
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client may go once it has the code
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+            with contextlib.suppress(Exception):
+                _reply(conn, {"exit": code})
+        finally:
+            os._exit(code)
+
+
+def _stop_when_gone(conn: socket.socket) -> None:
+    """The client sends nothing after its request: the connection ending means it was killed.
+    Stop as Ctrl-C would (the run keeps its checkpoints: `investigate resume`), rather than go on
+    writing to a terminal nobody waits on."""
+    with contextlib.suppress(OSError):
+        if conn.recv(1) == b"":
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def _run_cli() -> int:
@@ -285,8 +419,8 @@ def _offer(reserve: Reserve) -> None:
 
 
 # plumbing ---------------------------------------------------------------------------------------
-def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    head, fds, _, _ = socket.recv_fds(conn, _HEADER, 3)
+def _receive(conn: socket.socket, most: int = 3) -> tuple[dict[str, Any], list[int]]:
+    head, fds, _, _ = socket.recv_fds(conn, _HEADER, most)
     try:
         if len(head) != _HEADER:
             raise ValueError("short header")
@@ -308,6 +442,13 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
             with contextlib.suppress(OSError):
                 os.close(fd)
         raise
+
+
+def _send(conn: socket.socket, message: dict[str, Any], fds: list[int]) -> None:
+    """A request as the client sends it: its length with the descriptors, then the JSON."""
+    body = json.dumps(message).encode()
+    socket.send_fds(conn, [struct.pack("!Q", len(body))], fds)
+    conn.sendall(body)
 
 
 def _reply(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -359,10 +500,10 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         os.umask(old)
     listener.listen(16)
-    helper = Helper(args.folder, args.key, args.idle)
+    helper = Helper(args.folder, args.key, args.idle, listener)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        helper.serve(listener)
+        helper.serve()
     finally:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

@@ -32,14 +32,18 @@ SANDBOX_ENV = (
     "INVESTIGATOR_SANDBOX_IMAGE",
 )
 _ON = {"1", "true", "yes", "on"}
+_OFF = {"0", "false", "no", "off"}
 
 
 def wanted(env: Mapping[str, str], interactive: bool) -> bool:
-    """Use a helper? Only with `INVESTIGATOR_WARM=1` for now (opt-in until its tests land); the
-    intended default is an interactive terminal outside CI, so a nightly job or a test suite
-    leaves no process behind."""
-    del interactive  # kept in the signature for that default
-    return env.get("INVESTIGATOR_WARM", "").strip().lower() in _ON
+    """Use a helper? `INVESTIGATOR_WARM=1` or `0` decides; by default only for a person at a
+    terminal, outside CI, so a nightly job or a test suite never leaves a process behind."""
+    asked = env.get("INVESTIGATOR_WARM", "").strip().lower()
+    if asked in _ON:
+        return True
+    if asked in _OFF:
+        return False
+    return interactive and not env.get("CI")
 
 
 def idle_seconds(env: Mapping[str, str]) -> float:
