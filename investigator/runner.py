@@ -171,12 +171,14 @@ def investigate(
     data: pd.DataFrame | str | Path | None = None,
     llm: LLMChoice | None = None,
     reuse_kernel: bool = False,
+    started: float | None = None,
 ) -> Report:
     """Validate and run. The kernel starts in the background while the data is being checked: the
     two take about as long as each other, and neither needs the other. With `reuse_kernel`, a
     kernel left by an earlier run in this process is reset and used, and this run's is kept for
-    the next (`kernels.pool`): for the notebook and triage, which run many in a row."""
-    started = time.monotonic()
+    the next (`kernels.pool`): for the notebook and triage, which run many in a row. `started`
+    (a `time.monotonic()`) is when the caller began, the command line's imports included."""
+    started = time.monotonic() if started is None else started
     hooks = hooks or Hooks()
     check_runs_dir(settings.runs_dir)
     check_sandbox(settings)
@@ -263,10 +265,11 @@ def resume(
     hooks: Hooks | None = None,
     llm: LLMChoice | None = None,
     force: bool = False,
+    started: float | None = None,
 ) -> Report:
     """Continue a run from its last completed iteration, with the settings it started with. On
     data that changed since, refuse; with `force`, run it again from the start on the new data."""
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     check_runs_dir(settings.runs_dir)
     state, settings = load_run(run_id, settings)
     check_sandbox(settings)
@@ -276,10 +279,15 @@ def resume(
 
 
 def continue_run(
-    run_id: str, settings: Settings, iterations: int = 5, hooks: Hooks | None = None, force: bool = False
+    run_id: str,
+    settings: Settings,
+    iterations: int = 5,
+    hooks: Hooks | None = None,
+    force: bool = False,
+    started: float | None = None,
 ) -> Report:
     """Give a finished or stopped run more iterations: it reopens and concludes again."""
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     check_runs_dir(settings.runs_dir)
     state, settings = load_run(run_id, settings)
     check_sandbox(settings)

@@ -28,6 +28,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why
 err = Console(stderr=True, soft_wrap=True)
 
 
+# when this command began (`time.monotonic()`), set by the `investigate` entry point before its
+# imports, or by the warm helper from the client's clock: the stats count the program's own start
+program_started: float | None = None
+
+
 def take_terminal() -> None:
     """Detect the terminal anew: the warm helper's child runs on a terminal handed to it after
     this module was imported (colours and width are read when a Console is made)."""
@@ -163,7 +168,8 @@ def main_command(
             home=home,
         )
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
-            report = investigate(request, settings, hooks, llm=LLMChoice(model=model, mode=llm_mode))
+            choice = LLMChoice(model=model, mode=llm_mode)
+            report = investigate(request, settings, hooks, llm=choice, started=program_started)
         _finish(report, json_path, quiet, settings.runs_dir)
 
     _guard(go)
@@ -193,9 +199,9 @@ def resume_command(
         settings = load_settings(runs_dir=runs_dir)
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             if more:
-                report = continue_run(run_id, settings, more, hooks, force=force)
+                report = continue_run(run_id, settings, more, hooks, force=force, started=program_started)
             else:
-                report = resume(run_id, settings, hooks, force=force)
+                report = resume(run_id, settings, hooks, force=force, started=program_started)
         _finish(report, json_path, quiet, settings.runs_dir)
 
     _guard(go)

@@ -4,8 +4,10 @@ Imports nothing heavy before that choice."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import time
 
 __all__ = ["main", "routed"]
 
@@ -20,16 +22,41 @@ def routed(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    began, argv = time.monotonic(), sys.argv[1:]
     if routed(argv):
         from investigator.warm.place import wanted
 
         if wanted(os.environ, sys.stdin.isatty() and sys.stderr.isatty()):
             from investigator.warm.client import run_warm
 
-            code = run_warm(argv)
+            code = run_warm(argv, started=time.time() - (time.monotonic() - began))
             if code is not None:
                 sys.exit(code)
-    from investigator.front.cli import main as here
+    from investigator.front import cli
 
-    here()
+    cli.program_started = began
+    try:
+        cli.main()
+    except SystemExit as done:
+        _exit(done.code)
+    _exit(0)
+
+
+def _exit(code: object) -> None:
+    """Exit without the interpreter's teardown: freeing every module of pandas, Ibis and matplotlib
+    one by one takes most of a second, after the answer is out. Everything a run keeps is already
+    written and closed; what is registered to run at exit still runs."""
+    import atexit
+
+    if not isinstance(code, int):
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    pool = sys.modules.get("investigator.kernels.pool")
+    if pool is not None:
+        pool.POOL.close()  # registered with threading, whose shutdown an immediate exit skips
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can reach it
+            stream.flush()
+    os._exit(code)

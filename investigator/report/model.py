@@ -64,7 +64,11 @@ class FindingRow(BaseModel):
 class Phases(BaseModel):
     """Where one invocation's wall time went, in seconds; they add up to `Stats.elapsed_s`."""
 
-    start_s: float = Field(0.0, description="checking the request while the sandbox and kernel start")
+    start_s: float = Field(
+        0.0,
+        description="the program's own start (from the command line: its imports), then checking the "
+        "request while the sandbox and kernel start",
+    )
     data_s: float = Field(0.0, description="loading the data in the kernel (on resume, replaying steps)")
     loop_s: float = Field(0.0, description="the iterations and the report")
     artifacts_s: float = Field(0.0, description="HTML report, trail notebook, kernel stop, memory")

@@ -15,6 +15,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import FrameType
@@ -40,9 +41,12 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _CONNECT_S = 2.0
 
 
-def run_warm(argv: list[str], env: Mapping[str, str] | None = None) -> int | None:
+def run_warm(
+    argv: list[str], env: Mapping[str, str] | None = None, started: float | None = None
+) -> int | None:
     """Run `investigate ARGV` in a helper with this process's terminal, folder and environment;
-    its exit code, or None when no helper answered (one is started for next time)."""
+    its exit code, or None when no helper answered (one is started for next time). `started` (a
+    `time.time()`) is when this command began, for the run's stats."""
     env = dict(os.environ if env is None else env)
     where = folder(env)
     if where is None:
@@ -53,14 +57,15 @@ def run_warm(argv: list[str], env: Mapping[str, str] | None = None) -> int | Non
         start_helper(where, key, env)
         return None
     with sock:
-        return _serve_run(sock, argv, env)
+        return _serve_run(sock, argv, env, time.time() if started is None else started)
 
 
-def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str]) -> int | None:
-    request = json.dumps({"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(env)}).encode()
+def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str], started: float) -> int | None:
+    request = {"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(env), "started": started}
+    body = json.dumps(request).encode()
     try:
-        socket.send_fds(sock, [struct.pack("!Q", len(request))], [0, 1, 2])
-        sock.sendall(request)
+        socket.send_fds(sock, [struct.pack("!Q", len(body))], [0, 1, 2])
+        sock.sendall(body)
     except OSError:
         return None  # it went away between connect and send: run here
     replies = _lines(sock)

@@ -327,6 +327,7 @@ def run_child(
         sys.argv = ["investigate", *request["argv"]]
         conn.settimeout(None)
         _reply(conn, {"pid": os.getpid()})
+        _clock(request)
         threading.Thread(target=_stop_when_gone, args=(conn,), daemon=True).start()
         code = _run_cli()
     except BaseException as exc:  # the run's own errors are handled by the CLI; this is the helper's
@@ -348,6 +349,17 @@ def run_child(
                 _reply(conn, {"exit": code})
         finally:
             os._exit(code)
+
+
+def _clock(request: dict[str, Any]) -> None:
+    """The run's stats start when the client began, as a cold command's start at its own."""
+    from investigator.front import cli
+
+    try:
+        waited = max(0.0, time.time() - float(request.get("started", time.time())))
+    except (TypeError, ValueError):
+        waited = 0.0
+    cli.program_started = time.monotonic() - min(waited, 60.0)
 
 
 def _stop_when_gone(conn: socket.socket) -> None:

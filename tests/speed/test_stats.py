@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -32,3 +35,24 @@ def test_stats_total_is_the_wall_time_and_the_phases_add_up_to_it(
 def test_a_report_written_before_phases_existed_still_loads() -> None:
     stats = Stats.model_validate({"iterations": 7, "elapsed_s": 0.6, "planner": "offline", "tokens": {}})
     assert stats.elapsed_s == 0.6 and stats.phases.loop_s == 0 and stats.earlier_s == 0
+
+
+def test_the_command_line_counts_its_own_start(tmp_path: Path, segment_drop: tuple[Path, dict]) -> None:
+    """From the command line most of a small run's time is the program's start (imports): the
+    total it reports is the wall time the person waited, not the part after the imports."""
+    path, _ = segment_drop
+    env = {**os.environ, "INVESTIGATOR_WARM": "0"}
+    command = [str(Path(sys.executable).parent / "investigate"), "--data", str(path), "--metric", "revenue"]
+    started = time.monotonic()
+    done = subprocess.run(
+        [*command, "--runs-dir", str(tmp_path / "runs"), "--json", str(tmp_path / "r.json"), "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    wall = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    stats = Report.model_validate_json((tmp_path / "r.json").read_text()).stats
+    # left out: the interpreter's own start and, after the report, its exit
+    assert wall - 0.6 <= stats.elapsed_s <= wall, (stats.elapsed_s, wall)
