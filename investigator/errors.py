@@ -38,3 +38,12 @@ class KernelError(InvestigatorError):
 
 class PlannerError(InvestigatorError):
     """The planner failed in a way the loop cannot recover from."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or the warm helper's client going away) during a run: which run, and whether it
+    saved anything to resume from."""
+
+    def __init__(self, run_id: str, resumable: bool) -> None:
+        super().__init__(run_id)
+        self.run_id, self.resumable = run_id, resumable

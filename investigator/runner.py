@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
-from investigator.errors import ConfigError, InvestigatorError
+from investigator.errors import ConfigError, Interrupted, InvestigatorError
 from investigator.memory import recall, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
@@ -340,6 +340,9 @@ def _run(
         except InvestigatorError as e:  # messages that suggest a command name this run
             kernel.shutdown()
             raise type(e)(str(e).replace("RUN_ID", state.run_id)) from e.__cause__
+        except KeyboardInterrupt as e:
+            kernel.shutdown()
+            raise Interrupted(state.run_id, (folder / STATE_FILE).exists()) from e
         except BaseException:
             kernel.shutdown()
             raise

@@ -162,3 +162,31 @@ def test_env_overrides_config(data: tuple[Path, dict], tmp_path: Path) -> None:
 def test_resume_unknown_run_is_a_user_error(tmp_path: Path) -> None:
     r = cli("--runs-dir", str(tmp_path), "resume", "20990101-000000-abcdef")
     assert r.returncode == 2 and "no run" in r.stderr
+
+
+def test_ctrl_c_names_the_run_to_resume(data: tuple[Path, dict], tmp_path: Path) -> None:
+    """Interrupted while it waits for a model that never answers: exit 130, and the message names
+    the saved run (it used to print a placeholder)."""
+    import signal
+    import socket
+
+    silent = socket.create_server(("127.0.0.1", 0))
+    silent.settimeout(120)
+    endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "investigator", "--data", str(data[0]), "--metric", "revenue",
+         "--runs-dir", str(tmp_path / "runs"), "--planner", "llm", "--model", "m", "--sandbox", "local"],
+        env={**os.environ, "OPENAI_BASE_URL": endpoint, "OPENAI_API_KEY": "sk-x"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        asked, _ = silent.accept()  # the run waits for the model
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    finally:
+        silent.close()
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert run.returncode == 130
+    assert f"investigate resume {folder.name}" in err
+    assert (folder / "state.json").is_file()
+    asked.close()

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from investigator.config import load_settings
-from investigator.errors import InvestigatorError, UserError
+from investigator.errors import Interrupted, InvestigatorError, UserError
 from investigator.files import write_atomic
 from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
@@ -78,8 +78,14 @@ def _guard(fn: Callable[[], None]) -> None:
     except InvestigatorError as e:
         err.print(Text("failed: ", style="bold red") + Text(str(e)), highlight=False)
         raise typer.Exit(1) from None
+    except Interrupted as e:
+        if e.resumable:
+            err.print(f"interrupted; the run is saved: continue it with `investigate resume {e.run_id}`")
+        else:
+            err.print(f"interrupted before run {e.run_id} saved anything")
+        raise typer.Exit(130) from None
     except KeyboardInterrupt:
-        err.print("interrupted; the run's state is saved: continue it with `investigate resume RUN_ID`")
+        err.print("interrupted before the run started; nothing was saved")
         raise typer.Exit(130) from None
 
 
