@@ -188,11 +188,32 @@ def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change
 
 # drawing -----------------------------------------------------------------------------------------
 def _figure(width: float, height: float) -> Any:
+    """A figure whose margins `_margins` sets from its text: a layout engine would draw the
+    figure an extra time to measure it, the largest part of drawing a chart."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(fig)  # measures text for `_margins`, draws the PNG
     fig.patch.set_facecolor("white")
     return fig
+
+
+def _margins(fig: Any, labels: list[str], legend: bool = False, rows: int = 1) -> None:
+    """Room for the widest y label on the left, the title (and a legend above the plot) on top,
+    the dates below; measured in inches, so a tall chart gets no more room than a short one."""
+    from matplotlib.font_manager import FontProperties
+
+    renderer = fig.canvas.get_renderer()
+    prop = FontProperties(size=8)
+    sizes = [renderer.get_text_width_height_descent(s, prop, ismath=False)[0] for s in labels]
+    width, height = fig.get_size_inches()
+    left = (max(sizes, default=0) / fig.dpi + 0.25) / width
+    top = (0.62 if legend else 0.4) / height
+    fig.subplots_adjust(
+        left=min(left, 0.45), right=1 - 0.25 / width, top=1 - top, bottom=0.42 / height,
+        hspace=0.55 / (height / rows) if rows > 1 else None,
+    )  # fmt: skip
 
 
 def _style(ax: Any, grid: str = "both") -> None:
@@ -269,6 +290,9 @@ def metric_chart(c: ChartData) -> str:
         below.set_title(f"{c.segment}: the leading cause, {what}", loc="left", fontsize=9)
         _style(below)
     _axis(below if below is not None else ax, g)
+    axes = [ax] if below is None else [ax, below]
+    ticks = [num(v) for a in axes for v in a.get_yticks()]
+    _margins(fig, ticks, legend=True, rows=len(axes))
     return _png(fig)
 
 
@@ -342,4 +366,5 @@ def bridge_chart(c: ChartData) -> str:
     kind = "mix + rate effect on the ratio" if c.ratio else "change"
     ax.set_title(f"{c.metric}: {kind} by {c.breakdown}", loc="left", fontsize=10)
     _style(ax, grid="x")
+    _margins(fig, labels)
     return _png(fig)
