@@ -335,8 +335,9 @@ def _run(
         kernel = kernel or _started_kernel(settings, folder, state.data_path, reuse)
         start_s = time.monotonic() - started
         pool.submit(_preload_artifact_libraries)  # while the host mostly waits for the kernel
+        loop = InvestigationLoop(settings, folder, planner, kernel, hooks.progress)
         try:
-            report = run_loop(state, settings, planner, kernel, hooks.progress)
+            report = loop.run(state)
         except InvestigatorError as e:  # messages that suggest a command name this run
             kernel.shutdown()
             raise type(e)(str(e).replace("RUN_ID", state.run_id)) from e.__cause__
@@ -351,7 +352,8 @@ def _run(
         stopping = pool.submit(_release, kernel, reuse)  # the kernel stops while the artifacts are drawn
         from investigator.report.artifacts import write_artifacts
 
-        write_artifacts(report, folder, settings.verify_tolerance)  # warns, never raises
+        computed = loop.checker.computed() if loop.checker is not None else None
+        write_artifacts(report, folder, settings.verify_tolerance, computed)  # warns, never raises
         stopping.result()
     for warning in remember(load(folder), report, settings):  # never raises: memory is a bonus
         if hooks.warn is not None:

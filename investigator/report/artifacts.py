@@ -12,16 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from investigator.report.model import Report
+from investigator.run.checks import Aggregates
 from investigator.run.state import load
 
 
-def write_artifacts(report: Report, folder: Path, verify_tolerance: float = 0.25) -> None:
-    """Write the run's HTML report and trail notebook; warn (never raise) if either fails."""
+def write_artifacts(
+    report: Report, folder: Path, verify_tolerance: float = 0.25, computed: Aggregates | None = None
+) -> None:
+    """Write the run's HTML report and trail notebook; warn (never raise) if either fails.
+    `computed`: the run's aggregates of its data, so the charts need not query it again."""
     from investigator.report import html as html_report
     from investigator.report import trail
 
     def page() -> Path:
-        return html_report.write(html_report.build(report, folder), report, folder / html_report.REPORT_FILE)
+        body = html_report.build(report, folder, computed)
+        return html_report.write(body, report, folder / html_report.REPORT_FILE)
 
     def notebook() -> Path:
         return trail.write(load(folder), folder, verify_tolerance)

@@ -59,13 +59,22 @@ class ChartData(BaseModel):
     segment_series: list[Point] = []
 
 
-def chart_data(data_path: str, spec: AnalysisSpec, causes: list[RootCause], evidence: Evidence) -> ChartData:
-    """Aggregate the run's data (in the engine) into what the charts need."""
+def chart_data(
+    data_path: str,
+    spec: AnalysisSpec,
+    causes: list[RootCause],
+    evidence: Evidence,
+    computed: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None,
+) -> ChartData:
+    """Aggregate the run's data (in the engine) into what the charts need; `computed` is the
+    table, per-period totals and period cube when the run already has them (its cause check)."""
     from investigator.analysis.queries import daily_totals, open_table, period_cube
 
-    table = open_table(data_path, spec.time_column)
-    daily = daily_totals(table, spec)
-    cube = period_cube(table, spec)
+    if computed is not None:
+        table, daily, cube = computed
+    else:
+        table = open_table(data_path, spec.time_column)
+        daily, cube = daily_totals(table, spec), period_cube(table, spec)
     earliest = min(spec.baseline.start, spec.current.start)
     if spec.grain == "day":
         first = earliest - timedelta(days=CONTEXT_DAYS)

@@ -17,6 +17,7 @@ from investigator.files import write_atomic
 from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
 from investigator.report.model import Report, segment_cells, signed
+from investigator.run.checks import Aggregates
 from investigator.run.state import RunState, load
 
 REPORT_FILE = "report.html"
@@ -90,13 +91,16 @@ def document(body: str, title: str) -> str:
     return f"{head}\n{_BODY}{body}{_END}"
 
 
-def build(report: Report, folder: Path) -> str:
-    """The report fragment of a run folder, with charts drawn from the run's data."""
+def build(report: Report, folder: Path, computed: Aggregates | None = None) -> str:
+    """The report fragment of a run folder, with charts drawn from the run's data (from what the
+    run's cause check computed of it, when given and for the same spec)."""
     state = load(folder) if (folder / "state.json").exists() else None
     charts = None
     if state is not None:
         causes = state.conclusion.root_causes if state.conclusion else []
-        charts = chart_data(state.data_path, state.spec, causes, state.evidence)
+        same = computed if computed is not None and computed.spec == state.spec else None
+        reuse = (same.table, same.daily, same.cube) if same is not None else None
+        charts = chart_data(state.data_path, state.spec, causes, state.evidence, reuse)
     return fragment(report, state, charts)
 
 

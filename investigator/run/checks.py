@@ -7,7 +7,7 @@ be talked around. A check that cannot run refuses the conclusion; it never accep
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -17,6 +17,15 @@ from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import Verification, verify_causes
 from investigator.protocols import DataSource
+
+
+class Aggregates(NamedTuple):
+    """What the engine computed of a run's data for the check: the report's charts reuse it."""
+
+    spec: AnalysisSpec
+    table: Any
+    daily: pd.DataFrame
+    cube: pd.DataFrame
 
 
 class CauseChecker:
@@ -32,6 +41,12 @@ class CauseChecker:
             table = self.source.open(self.spec.time_column)
             self._data = (table, daily_totals(table, self.spec), period_cube(table, self.spec))
         return self._data
+
+    def computed(self) -> Aggregates | None:
+        """The aggregates if they were computed (every finished run computes them), else None."""
+        if self._data is None:
+            return None
+        return Aggregates(self.spec, *self._data)
 
     def check(self, causes: list[RootCause]) -> Verification:
         """One check per cause; raises if the data cannot be read (the caller refuses then)."""

@@ -45,3 +45,25 @@ def test_no_segment_line_without_a_segment_cause(tmp_path: Path) -> None:
     cause = RootCause(kind="broad_based")
     data = chart_data(str(path), spec, [cause], Evidence())
     assert data.segment is None and data.segment_series == []
+
+
+def test_charts_from_the_cause_checks_aggregates_are_the_charts_from_the_file(tmp_path: Path) -> None:
+    """The report reuses what the run's cause check computed instead of querying the data again;
+    the charts' numbers must be the same either way."""
+    from investigator.run.checks import CauseChecker
+    from investigator.sources.files import FileSource
+
+    frame, _ = generate("segment_change", seed=5, segment={"channel": "email"}, factor=0.5)
+    path = tmp_path / "d.parquet"
+    frame.to_parquet(path, index=False)
+    spec, _ = resolve(Request(metric="revenue", data=str(path), end=date(2026, 3, 29)), path, DEFINITION)
+    cause = RootCause(kind="segment_change", segment={"channel": "email"})
+    checker = CauseChecker(FileSource(path), spec, 0.25)
+    assert checker.computed() is None  # nothing is computed before it is needed
+    checker.check([cause])
+    computed = checker.computed()
+    assert computed is not None and computed.spec == spec
+    reused = chart_data(str(path), spec, [cause], Evidence(), (computed.table, computed.daily, computed.cube))
+    fresh = chart_data(str(path), spec, [cause], Evidence())
+    assert reused == fresh
+    assert reused.steps and reused.steps[0].label == "email" and reused.segment == "channel=email"
