@@ -61,7 +61,10 @@ def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] 
             said.append(_zone_note(time_column, str(zone)))
         table = ibis.memtable(source)
     else:
-        con = con or ibis.duckdb.connect()
+        if con is None:
+            con = ibis.duckdb.connect()
+            # a query over ~100M rows would draw DuckDB's progress bar over the terminal and the JSON
+            con.raw_sql("SET enable_progress_bar = false")
         path = Path(source)
         suffix = path.suffix.lower()
         if suffix in {".parquet", ".pq"}:
