@@ -18,6 +18,7 @@ An extract with distinct counts holds those rollups as rows marked in `__level` 
 
 from __future__ import annotations
 
+import contextlib
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,10 @@ def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] 
     else:
         if con is None:
             con = ibis.duckdb.connect()
-            # a query over ~100M rows would draw DuckDB's progress bar over the terminal and the JSON
-            con.raw_sql("SET enable_progress_bar = false")
+            # a query over ~100M rows would draw DuckDB's progress bar over the terminal and the JSON;
+            # in a Jupyter kernel DuckDB refuses the setting (it draws no bar there without ipywidgets)
+            with contextlib.suppress(Exception):
+                con.raw_sql("SET enable_progress_bar = false")
         path = Path(source)
         suffix = path.suffix.lower()
         if suffix in {".parquet", ".pq"}:
