@@ -56,6 +56,9 @@ def _exit(code: object) -> None:
     if pool is not None:
         pool.POOL.close()  # registered with threading, whose shutdown an immediate exit skips
     atexit._run_exitfuncs()
+    warm = sys.modules.get("investigator.warm.client")
+    if warm is not None:
+        warm.start_pending()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can reach it
             stream.flush()

@@ -23,7 +23,7 @@ from typing import Any
 
 from investigator.warm.place import SANDBOX_ENV, folder, helper_key, idle_seconds, socket_path
 
-__all__ = ["ask", "helpers", "run_warm", "start_helper"]
+__all__ = ["ask", "helpers", "run_warm", "start_helper", "start_pending"]
 
 # the helper's own environment: what it needs to import and to start sandbox servers, never a
 # secret (each run's child gets the client's whole environment, and only that child)
@@ -39,14 +39,16 @@ HELPER_ENV = (
 )
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _CONNECT_S = 2.0
+_pending: tuple[Path, str, dict[str, str]] | None = None  # a helper to start once this run is done
 
 
 def run_warm(
     argv: list[str], env: Mapping[str, str] | None = None, started: float | None = None
 ) -> int | None:
     """Run `investigate ARGV` in a helper with this process's terminal, folder and environment;
-    its exit code, or None when no helper answered (one is started for next time). `started` (a
-    `time.time()`) is when this command began, for the run's stats."""
+    its exit code, or None when no helper answered (one is started for next time, once this run is
+    done: on a small machine starting it now would slow this run). `started` (a `time.time()`) is
+    when this command began, for the run's stats."""
     env = dict(os.environ if env is None else env)
     where = folder(env)
     if where is None:
@@ -54,7 +56,8 @@ def run_warm(
     key = helper_key(env)
     sock = _connect(socket_path(where, key))
     if sock is None:
-        start_helper(where, key, env)
+        global _pending
+        _pending = (where, key, env)
         return None
     with sock:
         return _serve_run(sock, argv, env, time.time() if started is None else started)
@@ -120,6 +123,14 @@ def helpers(env: Mapping[str, str] | None = None) -> list[tuple[Path, dict[str, 
         if info is not None:
             found.append((path, info))
     return found
+
+
+def start_pending() -> None:
+    """Start the helper `run_warm` found missing (the command calls this as it exits)."""
+    global _pending
+    if _pending is not None:
+        start_helper(*_pending)
+        _pending = None
 
 
 def start_helper(where: Path, key: str, env: Mapping[str, str]) -> None:
