@@ -152,12 +152,13 @@ def own_history_movers(table: Any, spec: AnalysisSpec, z_min: float = MOVER_Z) -
     """Single-dimension segments whose change is far outside their own earlier windows' changes
     (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total."""
     from .movement import movement
-    from .queries import daily_by_dimension
+    from .queries import daily_by_dimension, leaves, measured, null_labels
 
     found: list[SegmentMove] = []
     n = spec.numerator
+    labels = null_labels(measured(leaves(table), spec), spec.dimensions)  # one query, not one per dimension
     for dim in spec.dimensions:
-        by = daily_by_dimension(table, spec, dim)
+        by = daily_by_dimension(table, spec, dim, labels)
         for value, df in by.groupby(dim):
             daily = df.rename(columns={"value": n})[["date", n]].sort_values("date")
             m = movement(daily.reset_index(drop=True), spec)
