@@ -2,18 +2,20 @@
 
 A CLI investigation on a small table spends most of its time on fixed costs: importing pandas,
 Ibis, the MCP SDK and matplotlib (about 2.5 s) and starting a sandbox server with its kernel
-(about 2.5 s). The helper is a background process of the same user that has paid both already:
-it has the modules imported and keeps one sandbox server with a started kernel in reserve. For
-each run it forks; the child takes the client's command line, working folder, environment and
-terminal (stdin, stdout and stderr are passed over the socket), adopts the reserved server, and
-runs exactly the code a cold `investigate` would. The client waits and exits with the child's
-code. Everything about a run (its folder, checkpoints, resume, exit codes, what is printed) is the
-same as without the helper.
+(about 2.5 s). The helper is a background process of the same user that has paid both already.
+It keeps one worker ready: a process forked from it that has run one small investigation of
+generated data through its own sandbox server, so every lazy import, cache and the kernel itself
+are warm. A run goes to that worker: it takes the client's command line, working folder,
+environment and terminal (stdin, stdout and stderr are passed over the socket), resets the warmed
+kernel into the run's own workspace (an empty namespace), and runs exactly the code a cold
+`investigate` would. The client waits and exits with the worker's code. Everything about a run
+(its folder, checkpoints, resume, exit codes, what is printed) is the same as without the helper.
 
 - `place`: where the socket lives (a folder only this user can use), which helper answers this
   installation (a key over the code, the interpreter and the sandbox's environment), and when the
-  helper is used at all (`INVESTIGATOR_WARM`; by default only from an interactive terminal).
+  helper is used at all (`INVESTIGATOR_WARM`; by default only from an interactive terminal, not CI).
 - `client`: the thin side run by `investigate`: stdlib only, so it costs nothing when no helper
-  answers and the run goes on in-process as before (starting a helper for next time).
+  answers and the run goes on in-process as before (starting a helper as it exits).
 - `daemon`: the helper itself; it exits after `INVESTIGATOR_WARM_IDLE` seconds without a request.
+- `cli`: `investigate warm status|stop`.
 """
