@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .contributions import SegmentChange, contributions, segment_table, top_contributions
     from .emit import MIME, emit
     from .grain import Grain, detect_grain
+    from .history import DimensionHistory, dimension_history
     from .localize import Element, localize, localize_ratio
     from .movement import Movement, movement
     from .quality import QualityIssue, QualityReport, quality_checks
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Grain": "grain",
     "detect_grain": "grain",
+    "DimensionHistory": "history",
+    "dimension_history": "history",
     "SegmentChange": "contributions",
     "segment_table": "contributions",
     "CauseKind": "causes",
@@ -83,6 +86,7 @@ __all__ = [
     "AnalysisSpec",
     "BroadBased",
     "CauseKind",
+    "DimensionHistory",
     "DrillDown",
     "Element",
     "Grain",
@@ -103,6 +107,7 @@ __all__ = [
     "daily_totals",
     "decompose_ratio",
     "detect_grain",
+    "dimension_history",
     "drill_down",
     "emit",
     "explain_segments",

@@ -8,7 +8,7 @@ explains the movement from one that is merely present. Every check works in the 
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,9 @@ from . import queries
 from .causes import QualityDetail
 from .grain import Grain
 from .spec import AnalysisSpec, Window
+
+if TYPE_CHECKING:
+    from .history import DimensionHistory
 
 LOOKBACK = {"week": 8, "month": 12, "quarter": 8, "year": 8}  # history periods the segment checks read
 
@@ -469,16 +472,33 @@ def lookback_start(spec: AnalysisSpec) -> date:
     return min(spec.baseline.start, back)
 
 
-def quality_checks(table: Any, spec: AnalysisSpec, daily: pd.DataFrame | None = None) -> QualityReport:
-    """Run every check in the engine and estimate each issue's share of the change.
+def _recent_by_dimension(
+    table: Any, spec: AnalysisSpec, since: date, history: DimensionHistory | None
+) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """Per dimension, its values' sums per period from `since` on, and the labels of its nulls
+    (chosen on the whole data, as the cube's are): cut from `history` when it has whole periods
+    from there, else grouped by the engine."""
+    if history is not None and spec.periods.start(since) == since:
+        return history.since(since), history.labels
+    recent = table.filter(table[spec.time_column] >= since)
+    labels = queries.null_labels(table, spec.dimensions)  # as the cube labels them: one name per value
+    return {dim: queries.daily_by_dimension(recent, spec, dim, labels) for dim in spec.dimensions}, labels
+
+
+def quality_checks(
+    table: Any,
+    spec: AnalysisSpec,
+    daily: pd.DataFrame | None = None,
+    history: DimensionHistory | None = None,
+) -> QualityReport:
+    """Run every check in the engine and estimate each issue's share of the change; `history`
+    (`dimension_history` of the same table) saves grouping the data by each dimension again.
 
     A share is capped to [-1, 1]: an issue cannot explain more than the whole change.
     """
     daily = daily if daily is not None else queries.daily_totals(table, spec)
     since = lookback_start(spec)
-    recent = table.filter(table[spec.time_column] >= since)
-    labels = queries.null_labels(table, spec.dimensions)  # as the cube labels them: one name per value
-    by_dim = {dim: queries.daily_by_dimension(recent, spec, dim, labels) for dim in spec.dimensions}
+    by_dim, labels = _recent_by_dimension(table, spec, since, history)
     suspects = duplicate_suspects(daily, spec)
     relabelled = find_relabelled(by_dim, daily, spec, since)
     skip: dict[str, set[str]] = {}

@@ -251,6 +251,14 @@ def null_labels(table: ir.Table, dims: list[str]) -> dict[str, str]:
     return out
 
 
+def null_label_of(values: pd.Series) -> str:
+    """The label `null_labels` gives a dimension's nulls, read off every distinct value of it that
+    a grouped query already returned (no second pass over the data). Only text can be spelled like
+    a null label: the engine casts numbers, booleans and dates to none of them."""
+    taken = {v for v in values.unique() if isinstance(v, str)}
+    return next((lab for lab in _NULL_ALTERNATIVES if lab not in taken), "<null:>")
+
+
 def _label(df: pd.DataFrame, dims: list[str], labels: dict[str, str]) -> None:
     """Dimension values as text, nulls as their own label (never "None", "nan" or a real value)."""
     for d in dims:
@@ -277,8 +285,9 @@ def _in(t: ir.Table, spec: AnalysisSpec, start: date, end: date) -> ir.BooleanVa
     return t[spec.time_column].between(start, end)
 
 
-def period_cube(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
-    """One row per leaf (combination of dimension values), with `cur_<m>` and `base_<m>` sums.
+def period_cube(table: ir.Table, spec: AnalysisSpec, labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per leaf (combination of dimension values), with `cur_<m>` and `base_<m>` sums;
+    nulls under `labels` (`null_labels` of the whole table) when the caller has them already.
 
     A distinct count is counted per day and leaf by the engine, then added over the window's days.
     """
@@ -303,7 +312,7 @@ def period_cube(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
     for m in spec.measures:
         for p in (CUR, BASE):
             df[p + m] = pd.to_numeric(df[p + m], errors="coerce").fillna(0.0).astype(float)
-    _label(df, spec.dimensions, null_labels(leaves(table), spec.dimensions))
+    _label(df, spec.dimensions, labels if labels is not None else null_labels(leaves(table), spec.dimensions))
     return df.sort_values(spec.dimensions).reset_index(drop=True) if spec.dimensions else df
 
 
@@ -340,6 +349,13 @@ def daily_by_dimension(
     """Per-period, per-value sums of the numerator and row counts for one dimension (periods as in
     `daily_totals`; null values of the dimension under their own label: `labels`, when `table` is
     a slice of the data whose labels were chosen on the whole of it)."""
+    return labelled_by_dimension(table, spec, dim, labels)[0]
+
+
+def labelled_by_dimension(
+    table: ir.Table, spec: AnalysisSpec, dim: str, labels: dict[str, str] | None = None
+) -> tuple[pd.DataFrame, str]:
+    """`daily_by_dimension`, and the label its null values got there."""
     t = measured(leaves(table), spec)
     n = spec.numerator
     if LEVEL in table.columns and n in spec.distinct:  # the engine's counts per day and value
@@ -355,10 +371,12 @@ def daily_by_dimension(
         )
     df = df.rename(columns={spec.time_column: "date"})
     df["rows"] = df["rows"].fillna(0)
+    if labels is None:  # the groups hold every value of the dimension, rows without a date too
+        labels = {dim: null_label_of(df[dim])}
     df = df[df["date"].notna()]
-    _label(df, [dim], labels if labels is not None else null_labels(t, [dim]))
+    _label(df, [dim], labels)
     df["value"] = pd.to_numeric(df["value"], errors="coerce").fillna(0.0).astype(float)
-    return _to_periods(df, spec, [dim], [])
+    return _to_periods(df, spec, [dim], []), labels.get(dim, NULL)
 
 
 def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | None = None) -> pd.DataFrame:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -12,6 +12,9 @@ from .localize import localize, localize_ratio
 from .movement import pct_change
 from .queries import BASE, CUR
 from .spec import AnalysisSpec
+
+if TYPE_CHECKING:
+    from .history import DimensionHistory
 
 ALIKE = 0.35  # weighted mean deviation of segment changes, relative to the total change
 
@@ -126,10 +129,15 @@ def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3)
 
 
 def explain_segments(
-    cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3, table: Any = None
+    cube: pd.DataFrame,
+    spec: AnalysisSpec,
+    max_elements: int = 3,
+    table: Any = None,
+    history: DimensionHistory | None = None,
 ) -> SegmentExplanation:
     """The smallest set of segments explaining the change, and whether the change is broad-based;
-    with the data's `table`, also the segments that moved against their own history (`movers`)."""
+    with the data's `table` or its `history` (`dimension_history`, which saves grouping the data
+    again), also the segments that moved against their own history (`movers`)."""
     n = spec.numerator
     total_cur, total_base = float(cube[CUR + n].sum()), float(cube[BASE + n].sum())
     broad = broad_based(cube, spec)
@@ -141,24 +149,29 @@ def explain_segments(
         elements=elements,
         broad=broad,
         leaders=[] if spec.denominator else leaders(cube, spec, max_elements),
-        movers=[] if table is None or spec.denominator else own_history_movers(table, spec),
+        movers=[]
+        if (table is None and history is None) or spec.denominator
+        else own_history_movers(table, spec, history=history),
     )
 
 
 MOVER_Z = 4.0  # stricter than the total's 3: many segments are scored, and a false cause costs
 
 
-def own_history_movers(table: Any, spec: AnalysisSpec, z_min: float = MOVER_Z) -> list[SegmentMove]:
+def own_history_movers(
+    table: Any, spec: AnalysisSpec, z_min: float = MOVER_Z, history: DimensionHistory | None = None
+) -> list[SegmentMove]:
     """Single-dimension segments whose change is far outside their own earlier windows' changes
-    (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total."""
+    (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total.
+    Reads `history` when given, else groups `table` by each dimension."""
+    from .history import dimension_history
     from .movement import movement
-    from .queries import daily_by_dimension, leaves, measured, null_labels
 
     found: list[SegmentMove] = []
     n = spec.numerator
-    labels = null_labels(measured(leaves(table), spec), spec.dimensions)  # one query, not one per dimension
+    history = history if history is not None else dimension_history(table, spec)
     for dim in spec.dimensions:
-        by = daily_by_dimension(table, spec, dim, labels)
+        by = history.frames[dim]
         for value, df in by.groupby(dim):
             daily = df.rename(columns={"value": n})[["date", n]].sort_values("date")
             m = movement(daily.reset_index(drop=True), spec)

@@ -38,6 +38,8 @@ Code runs in a persistent Jupyter kernel (variables survive between steps) where
 - table: an Ibis table of the raw rows
 - daily: a pandas DataFrame of the metric's measures per period of the data's grain (spec.grain: \
 day, week, month, quarter or year; `date` is the period start), over the whole history
+- history: each dimension's values per period over the whole history (`dimension_history`): pass \
+it to quality_checks and explain_segments (`history=history`) instead of grouping the data again
 - cube: a pandas DataFrame with one row per segment leaf (one value of every dimension) and \
 cur_<measure> / base_<measure> sums for the current window and the baseline
 - spec: the AnalysisSpec (metric, numerator, denominator, dimensions, current and baseline windows)

@@ -22,12 +22,12 @@ from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
 from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from sandbox.models import ExecResult
 
-_SEGMENTS = "explanation = explain_segments(cube, spec, table=table)\nemit(explanation)"
+_SEGMENTS = "explanation = explain_segments(cube, spec, history=history)\nemit(explanation)"
 # hypothesis kind -> (whether the evidence that tests it is in, the code that produces it)
 TESTS: dict[HypothesisKind, tuple[Callable[[Evidence], bool], str]] = {
     "data_quality": (
         lambda e: e.quality is not None,
-        "quality = quality_checks(table, spec, daily)\nemit(quality)",
+        "quality = quality_checks(table, spec, daily, history)\nemit(quality)",
     ),
     "seasonality": (lambda e: e.seasonality is not None, "season = seasonality(daily, spec)\nemit(season)"),
     "segments": (lambda e: e.segments is not None, _SEGMENTS),

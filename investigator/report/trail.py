@@ -133,7 +133,7 @@ def _setup(state: RunState, folder: Path) -> list[NotebookNode]:
     load = setup_code(state.spec, _MARK).replace(repr(_MARK), "str(DATA)")
     code = PREAMBLE.format(data=data, check=check) + load
     first = state.findings[0].summary if state.findings and state.findings[0].iteration == 0 else ""
-    text = f"## Setup\nLoads {md(data)} into `table`, `daily`, `cube` and `spec`. {md(first)}"
+    text = f"## Setup\nLoads {md(data)} into `table`, `daily`, `history`, `cube` and `spec`. {md(first)}"
     return [new_markdown_cell(text.strip()), new_code_cell(code.rstrip())]
 
 

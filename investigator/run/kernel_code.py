@@ -16,7 +16,8 @@ from investigator.analysis import *
 spec = AnalysisSpec.model_validate_json({spec!r})
 table = open_table({path!r}, spec.time_column)
 daily = daily_totals(table, spec)
-cube = period_cube(table, spec)
+history = dimension_history(table, spec)
+cube = period_cube(table, spec, labels=history.labels)
 print(f"loaded {{spec.count_label(len(daily))}} of {{spec.metric}} and a cube of {{len(cube)}} segments")
 emit(movement(daily, spec))
 """
@@ -26,13 +27,15 @@ print("table is the aggregated extract the data's engine computed (one row per d
       "for row counts; the raw rows stay in the database")
 """
 VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
-RELOADED = "The kernel died and was restarted; the data was reloaded (table, daily, cube, spec)."
+RELOADED = "The kernel died and was restarted; the data was reloaded (table, daily, history, cube, spec)."
 
 
 def setup_code(spec: AnalysisSpec, data_path: str) -> str:
     """Load the data where the kernel sees it, build the per-period totals (`daily`: one row per
-    day, week, month, ... of the data's grain) and the period cube, and measure the movement
-    (iteration 0). A warehouse run's data is its extract, and the code says so to the planner."""
+    day, week, month, ... of the data's grain), each dimension's values per period (`history`,
+    read by the quality checks and the segments' own histories) and the period cube, and measure
+    the movement (iteration 0). A warehouse run's data is its extract, and the code says so to the
+    planner."""
     code = SETUP.format(spec=spec.model_dump_json(), path=data_path)
     return code + EXTRACT_NOTE if PurePath(data_path).name == EXTRACT_FILE else code
 

@@ -1,0 +1,41 @@
+"""Every dimension's values over the whole history, aggregated once per run.
+
+The quality checks (per value, since a few weeks before the window) and the segments' own
+histories (per value, over the whole history) read the same per-period sums per dimension value.
+Computed once when the data is loaded (the kernel's `history`) and handed to both, the data is
+grouped by each dimension once per run instead of once per analysis.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from .queries import labelled_by_dimension
+from .spec import AnalysisSpec
+
+
+class DimensionHistory(NamedTuple):
+    """Per dimension, a frame of `date` (period start), the dimension's value (a column named
+    after it), the numerator summed (`value`) and `rows`, and the label its nulls have (as in the
+    cube)."""
+
+    frames: dict[str, pd.DataFrame]
+    labels: dict[str, str]
+
+    def since(self, start: date) -> dict[str, pd.DataFrame]:
+        """The frames from `start` on: what grouping only the rows dated `start` or later gives
+        when `start` is a period's first day."""
+        return {d: f[f["date"] >= start].reset_index(drop=True) for d, f in self.frames.items()}
+
+
+def dimension_history(table: Any, spec: AnalysisSpec) -> DimensionHistory:
+    """One grouped query per dimension over the whole history: what `quality_checks` and
+    `explain_segments` read per dimension value (pass it to them as `history`)."""
+    frames: dict[str, pd.DataFrame] = {}
+    labels: dict[str, str] = {}
+    for dim in spec.dimensions:
+        frames[dim], labels[dim] = labelled_by_dimension(table, spec, dim)
+    return DimensionHistory(frames, labels)
