@@ -12,7 +12,6 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import ibis
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
@@ -186,8 +185,9 @@ def resolve(
         raise DataError(
             f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}"
         )
-    first, last = _date_range(table, time_column)
-    grain = detect_grain(_distinct_dates(table, time_column))
+    dates = _distinct_dates(table, time_column)  # the range, the grain and the windows' rows, in one query
+    first, last = _date_range(dates)
+    grain = detect_grain(dates)
     end = request.end or _default_end(request.window, grain, last)
     current, baseline = plan_windows(request.window, request.baseline, grain, end)
     judged = [d for d in dims if d not in request.keep_dimensions]
@@ -213,7 +213,7 @@ def resolve(
         grain_step=grain.step,
         notes=notes,
     )
-    _check_windows(table, spec, first, last)
+    _check_windows(dates, spec, first, last)
     return spec, table
 
 
@@ -254,9 +254,10 @@ def _unknown_metric(metric: str) -> str:
 
 
 def _distinct_dates(table: Any, time_column: str) -> list[date]:
+    """Every date the data has a row on, in order."""
     col = table[time_column]
     frame = table.filter(col.notnull()).select(d=col).distinct().to_pandas()
-    return [pd.Timestamp(v).date() for v in frame["d"]]
+    return sorted(pd.Timestamp(v).date() for v in frame["d"])
 
 
 def _default_end(window: str, grain: Grain, last: date) -> date:
@@ -270,24 +271,20 @@ def _default_end(window: str, grain: Grain, last: date) -> date:
     return last
 
 
-def _date_range(table: Any, time_column: str) -> tuple[date, date]:
-    row = table.aggregate(lo=table[time_column].min(), hi=table[time_column].max()).to_pandas().iloc[0]
-    if pd.isna(row["lo"]):
+def _date_range(dates: list[date]) -> tuple[date, date]:
+    """The first and last date of the data (`dates` in order)."""
+    if not dates:
         raise DataError("the data has no rows with a date")
-    return pd.Timestamp(row["lo"]).date(), pd.Timestamp(row["hi"]).date()
+    return dates[0], dates[-1]
 
 
-def _check_windows(table: Any, spec: AnalysisSpec, first: date, last: date) -> None:
-    """Refuse windows that stick out of the data or hold no rows, in the data's periods."""
-    t = table[spec.time_column]
-    counts = (
-        table.aggregate(
-            cur=ibis.ifelse(t.between(spec.current.start, spec.current.end), 1, 0).sum(),
-            base=ibis.ifelse(t.between(spec.baseline.start, spec.baseline.end), 1, 0).sum(),
-        )
-        .to_pandas()
-        .iloc[0]
-    )
+def _check_windows(dates: list[date], spec: AnalysisSpec, first: date, last: date) -> None:
+    """Refuse windows that stick out of the data or hold no rows, in the data's periods (a window
+    holds rows when one of the data's dates falls in it)."""
+    counts = {
+        "cur": any(spec.current.start <= d <= spec.current.end for d in dates),
+        "base": any(spec.baseline.start <= d <= spec.baseline.end for d in dates),
+    }
     g = spec.periods
     span = f"the data covers {first} to {last}"
     if spec.grain != "day":
