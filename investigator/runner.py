@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,14 +21,15 @@ from pydantic import BaseModel
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError, Interrupted, InvestigatorError
-from investigator.memory import recall, remember
+from investigator.memory import load_recall_model, recall, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report, write_report
+from investigator.run.checks import CauseChecker
 from investigator.run.decision import Decision
 from investigator.run.guard import check_unchanged, fingerprint, run_lock
 from investigator.run.hypotheses import seed_hypotheses
-from investigator.run.loop import InvestigationLoop
+from investigator.run.loop import InvestigationLoop, cause_checker
 from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
 from investigator.sources import source_for
 from investigator.sources.demo import demo_path
@@ -75,9 +78,12 @@ def make_planner(settings: Settings, hooks: Hooks | None = None, llm: LLMChoice 
     raise ConfigError(f"planner {settings.planner!r} is not one of offline, llm")
 
 
-def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
-    """The agent reaches the kernel only through an MCP client session (stdio to a child server),
-    whatever the backend; `inprocess` skips all of that and is for tests and benchmarks only."""
+def make_kernel(
+    settings: Settings, folder: Path, data_path: str, spawned: subprocess.Popen[bytes] | None = None
+) -> Kernel:
+    """The agent reaches the kernel only through an MCP client session (stdio to a child server,
+    `spawned` ahead of time when given), whatever the backend; `inprocess` skips all of that and is
+    for tests and benchmarks only."""
     workdir = folder / "workspace"
     if settings.sandbox == "inprocess":
         from investigator.kernels.inprocess import InProcessKernel
@@ -87,7 +93,7 @@ def make_kernel(settings: Settings, folder: Path, data_path: str) -> Kernel:
 
     backend = _backend(settings)
     assert backend in ("local", "docker"), backend  # inprocess returned above; auto is resolved
-    return McpKernel(backend=backend, workdir=workdir, data_files=[data_path])
+    return McpKernel(backend=backend, workdir=workdir, data_files=[data_path], process=spawned)
 
 
 def _backend(settings: Settings) -> Literal["local", "docker", "inprocess"]:
@@ -118,6 +124,7 @@ def new_run(
         spec, data_file = _extract(request, data, definition, run_dir(settings.runs_dir, run_id))
         stored = redact(data)
     else:
+        load_recall_model(settings)  # while the file is checked
         spec, _ = resolve(request, data_path, definition)
         stored, data_file = data, str(Path(data_path).resolve())
     state = RunState(
@@ -197,20 +204,23 @@ def investigate(
     where = str(data or request.data or definition.data or demo_path())
     if is_url(where):  # the kernel mounts the extract, which exists once the engine has answered
         state = new_run(request, where, settings, settings.planner, run_id, definition)
+        checker = cause_checker(state, settings).start()
         kernel = _started_kernel(settings, folder, state.data_path, reuse_kernel)
-        return _run(state, settings, hooks, kernel, planner, started, reuse_kernel)
+        return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
     path = Path(where)
-    if settings.sandbox != "inprocess":  # the MCP SDK first, alone: the server is spawned sooner than
+    spawned = _spawn_early(settings, folder)  # its kernel warms while this process imports the SDK
+    if settings.sandbox != "inprocess":  # the MCP SDK first, alone: the server is reached sooner than
         import investigator.kernels.mcp  # noqa: F401  # when this import shares the GIL with validation
     with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()), reuse_kernel)
+        starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()), reuse_kernel, spawned)
         try:
             state = new_run(request, path, settings, settings.planner, run_id, definition)
         except BaseException:
             _discard(starting, folder)
             raise
+        checker = cause_checker(state, settings).start()  # while the kernel is still starting
         kernel = starting.result()
-    return _run(state, settings, hooks, kernel, planner, started, reuse_kernel)
+    return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
 
 
 def _preload_artifact_libraries() -> None:
@@ -223,18 +233,58 @@ def _preload_artifact_libraries() -> None:
         from investigator.report import artifacts, charts, html, trail  # noqa: F401
 
 
-def _started_kernel(settings: Settings, folder: Path, data_path: str, reuse: bool = False) -> Kernel:
+def _spawn_early(settings: Settings, folder: Path) -> subprocess.Popen[bytes] | None:
+    """A local sandbox server for this run, started before the host imports the MCP SDK (about a
+    second), unless a kernel kept in this process will serve the run (`kernels.pool`: it holds
+    none until its module is loaded) or the server cannot be started here (then `make_kernel`
+    starts one as usual and says why it could not)."""
+    if settings.sandbox != "local":
+        return None
+    pool = sys.modules.get("investigator.kernels.pool")
+    if pool is not None and pool.POOL.idle("local"):
+        return None
+    from investigator.kernels.spawn import spawn_server
+
+    try:
+        return spawn_server(folder / "workspace")
+    except OSError:
+        return None
+
+
+def _started_kernel(
+    settings: Settings,
+    folder: Path,
+    data_path: str,
+    reuse: bool = False,
+    spawned: subprocess.Popen[bytes] | None = None,
+) -> Kernel:
     """A kernel ready in the run's workspace: one kept from an earlier run in this process, or
-    handed over by the warm helper (`investigator.warm`), when there is one; else a new one."""
+    handed over by the warm helper (`investigator.warm`), when there is one; else a new one (on the
+    server `spawned` for this run, if any: unused, it is stopped)."""
     if settings.sandbox != "inprocess":
         from investigator.kernels.pool import POOL
 
         pooled = POOL.take(_backend(settings), folder / "workspace", [data_path])
         if pooled is not None:
+            if spawned is not None:
+                _stop_spawned(spawned)
             return pooled
-    kernel = make_kernel(settings, folder, data_path)
+    kernel = make_kernel(settings, folder, data_path, spawned)
     kernel.start()
     return kernel
+
+
+def _stop_spawned(process: subprocess.Popen[bytes]) -> None:
+    """A server spawned for a run that does not need it: it exits at the end of its input."""
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _release(kernel: Kernel, reuse: bool) -> None:
@@ -325,17 +375,21 @@ def _run(
     planner: Planner | None = None,
     started: float | None = None,
     reuse: bool = False,
+    checker: CauseChecker | None = None,
 ) -> Report:
     """Run the loop, then the artifacts, timing each phase from `started` (the front door's call):
-    report.json is written when the loop ends and again, whole, with the artifacts' time."""
+    report.json is written when the loop ends and again, whole, with the artifacts' time. The
+    host's cause check reads the data in the background from the start (`checker`, if the caller
+    started it already)."""
     started = time.monotonic() if started is None else started
     folder = run_dir(settings.runs_dir, state.run_id)
     with run_lock(folder, state.run_id), ThreadPoolExecutor(1) as pool:
+        checker = checker or cause_checker(state, settings).start()
         planner = planner or make_planner(settings, hooks)
         kernel = kernel or _started_kernel(settings, folder, state.data_path, reuse)
         start_s = time.monotonic() - started
         pool.submit(_preload_artifact_libraries)  # while the host mostly waits for the kernel
-        loop = InvestigationLoop(settings, folder, planner, kernel, hooks.progress)
+        loop = InvestigationLoop(settings, folder, planner, kernel, hooks.progress, checker)
         try:
             report = loop.run(state)
         except InvestigatorError as e:  # messages that suggest a command name this run

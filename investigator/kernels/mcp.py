@@ -15,29 +15,28 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import sys
+import subprocess
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import stdio_client
 from pydantic import BaseModel
 
 from investigator.errors import KernelError
+from investigator.kernels.spawn import SERVER_COMMAND, errlog, server_command, server_env
 from sandbox.models import Closed, ExecError, ExecResult, FileList, Restarted, SessionInfo, Uploaded
 
 __all__ = ["SERVER_COMMAND", "McpKernel", "ToolFailed", "server_command", "server_env"]
 
 M = TypeVar("M", bound=BaseModel)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 UPLOAD_MAX = 64 * 2**20
-SERVER_COMMAND = (sys.executable, "-m", "sandbox")
-_PASSED_ENV = ("DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "INVESTIGATOR_SANDBOX_IMAGE")
 
 
 class ToolFailed(Exception):
@@ -63,6 +62,7 @@ class McpKernel:
         token: str | None = None,
         server_command: Sequence[str] | None = None,
         transport: Callable[[], Any] | None = None,
+        process: subprocess.Popen[bytes] | None = None,
     ) -> None:
         self.backend = backend
         self.workdir = Path(workdir).resolve() if workdir else None
@@ -80,6 +80,9 @@ class McpKernel:
         self.url, self.token = url, token
         self.server_command = list(server_command or SERVER_COMMAND)
         self.transport = transport  # a server already started (the warm helper's), used once
+        self.process = process  # a server this process spawned ahead (`kernels.spawn`), reaped here
+        if process is not None:
+            self.transport = _pipes(process)
         self.session_id: str | None = None
         self.workspace: str | None = None
         self.data: dict[str, str] = {}
@@ -235,7 +238,7 @@ class McpKernel:
             return streamable_http_client(self.url, http_client=http)
         cmd = server_command(self.server_command, self.backend, self.workdir)
         params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env())
-        return stdio_client(params, errlog=_errlog())
+        return stdio_client(params, errlog=errlog())
 
     async def _serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold the client open in one task (anyio wants it entered and left in the same task)."""
@@ -262,6 +265,9 @@ class McpKernel:
             with contextlib.suppress(Exception):
                 self._portal_cm.__exit__(None, None, None)
         self._portal = self._portal_cm = self._client = self._stop = self._task = None
+        if self.process is not None and self.transport is None:  # its pipes were used: it is ending
+            _reap(self.process)
+            self.process = None
 
     def _create_session(self) -> None:
         args: dict[str, Any] = {**self.options, "data_paths": self.data_files}
@@ -309,30 +315,21 @@ class McpKernel:
             ) from exc
 
 
-def server_env() -> dict[str, str]:
-    """The environment a stdio sandbox server is given: MCP's short default list (HOME, PATH, ...),
-    the Docker client's settings and our PYTHONPATH; never API keys or database URLs."""
-    env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
-    return get_default_environment() | env
+def _pipes(process: subprocess.Popen[bytes]) -> Callable[[], Any]:
+    """The MCP transport over a spawned server's pipes; the transport owns (and closes) them."""
+    from investigator.kernels.pipes import pipe_transport
+
+    assert process.stdout is not None and process.stdin is not None
+    read_fd, write_fd = os.dup(process.stdout.fileno()), os.dup(process.stdin.fileno())
+    process.stdout.close()
+    process.stdin.close()
+    return partial(pipe_transport, read_fd, write_fd)
 
 
-def server_command(base: Sequence[str], backend: str, workdir: Path | None) -> list[str]:
-    """The command line of a stdio sandbox server; a local one starts its kernel at once."""
-    cmd = [*base, "--backend", backend]
-    if backend == "local" and workdir is not None:
-        cmd += ["--warm-workspace", str(workdir)]
-    return cmd
-
-
-def _errlog() -> Any:
-    """Where the child server's stderr goes: ours when it is a real file; otherwise (a notebook
-    kernel whose stderr is a stream object without a descriptor) the process's own, else nowhere."""
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
-            continue
-    return open(os.devnull, "w")
+def _reap(process: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """Wait for a spawned server that lost its input (it exits by itself); kill one that does not."""
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -5,7 +5,15 @@ context, saved in its state so a resume sees the same) and `remember` after it e
 approve facts and prune memories through `api` (the CLI and the notebook).
 """
 
-from investigator.memory.hooks import recall, remember
+from investigator.memory.hooks import load_recall_model, recall, remember
 from investigator.memory.models import ApprovedFact, FactProposal, MemoryContext, Recalled
 
-__all__ = ["ApprovedFact", "FactProposal", "MemoryContext", "Recalled", "recall", "remember"]
+__all__ = [
+    "ApprovedFact",
+    "FactProposal",
+    "MemoryContext",
+    "Recalled",
+    "load_recall_model",
+    "recall",
+    "remember",
+]

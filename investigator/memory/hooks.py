@@ -31,6 +31,21 @@ def recall_query(spec: AnalysisSpec) -> str:
     )
 
 
+def load_recall_model(settings: Settings) -> None:
+    """Start loading the offline recall model (a few tenths of a second) in the background when
+    there are memories to search, so that a run's `recall` finds it loaded: the run checks its
+    data meanwhile. Trouble here is `recall`'s to report, when it loads the model itself."""
+    if not (settings.home / DB).is_file():
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from investigator.memory.embed import WordLlamaEmbedder
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="recall-model")
+    pool.submit(WordLlamaEmbedder.model)  # one load per process: `recall` waits for this one
+    pool.shutdown(wait=False)
+
+
 def recall(settings: Settings, spec: AnalysisSpec, embedder: Embedder | None = None) -> MemoryContext:
     """Approved facts relevant to this metric and its dimensions, and relevant past memories."""
     warnings: list[str] = []

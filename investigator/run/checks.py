@@ -7,6 +7,7 @@ be talked around. A check that cannot run refuses the conclusion; it never accep
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -29,18 +30,43 @@ class Aggregates(NamedTuple):
 
 
 class CauseChecker:
-    """Recomputes claimed causes for one run; the aggregates are built once, on first use."""
+    """Recomputes claimed causes for one run; the aggregates are built once, on first use or
+    ahead of it (`start`)."""
 
     def __init__(self, source: DataSource, spec: AnalysisSpec, tolerance: float) -> None:
         self.source, self.spec, self.tolerance = source, spec, tolerance
         self._data: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None
+        self._pending: Future[tuple[Any, pd.DataFrame, pd.DataFrame]] | None = None
+
+    def start(self) -> CauseChecker:
+        """Compute the aggregates in a background thread from now on: the host mostly waits (for
+        the kernel to start, then for its analyses) while the engine reads the data once more."""
+        if self._data is None and self._pending is None:
+            pool = ThreadPoolExecutor(1, thread_name_prefix="cause-check")
+            self._pending = pool.submit(self._compute)
+            pool.shutdown(wait=False)
+        return self
 
     def aggregates(self) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
         """The table, the per-period totals and the period cube, computed by the engine once."""
         if self._data is None:
-            table = self.source.open(self.spec.time_column)
-            self._data = (table, daily_totals(table, self.spec), period_cube(table, self.spec))
+            pending, self._pending = self._pending, None
+            self._data = self._result(pending) if pending is not None else self._compute()
         return self._data
+
+    def _compute(self) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
+        table = self.source.open(self.spec.time_column)
+        return table, daily_totals(table, self.spec), period_cube(table, self.spec)
+
+    def _result(
+        self, pending: Future[tuple[Any, pd.DataFrame, pd.DataFrame]]
+    ) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
+        """What the background thread computed; if it failed, computed again here, so the error
+        the caller sees (and refuses the conclusion over) is this thread's own."""
+        try:
+            return pending.result()
+        except Exception:
+            return self._compute()
 
     def computed(self) -> Aggregates | None:
         """The aggregates if they were computed (every finished run computes them), else None."""

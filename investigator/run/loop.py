@@ -43,6 +43,11 @@ from sandbox.models import ExecResult
 Progress = Callable[[RunState, Decision | None], None]
 
 
+def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:
+    """The host's check of a run's causes, on the run's own data file."""
+    return CauseChecker(FileSource(state.data_path), state.spec, settings.verify_tolerance)
+
+
 class InvestigationLoop:
     def __init__(
         self,
@@ -51,10 +56,11 @@ class InvestigationLoop:
         planner: Planner,
         kernel: Kernel,
         progress: Progress | None = None,
+        checker: CauseChecker | None = None,
     ):
         self.settings, self.folder, self.planner, self.kernel = settings, folder, planner, kernel
         self.progress = progress or (lambda state, decision: None)
-        self.checker: CauseChecker | None = None
+        self.checker = checker  # the host's check of this run's causes; made on first use if None
 
     def run(self, state: RunState) -> Report:
         earlier = state.elapsed_s
@@ -132,12 +138,8 @@ class InvestigationLoop:
     def verify(self, state: RunState, decision: Decision) -> tuple[Decision, str | None]:
         """Recompute every claimed cause on the host; mark each, and refuse if any fails or if the
         check cannot run."""
-        if self.checker is None:
-            self.checker = CauseChecker(
-                FileSource(state.data_path), state.spec, self.settings.verify_tolerance
-            )
         try:
-            checked = self.checker.check(decision.root_causes)
+            checked = self.cause_checker(state).check(decision.root_causes)
         except Exception as e:  # fail closed: an unchecked cause is never accepted
             return decision, f"Conclusion refused: the causes could not be checked ({type(e).__name__}: {e})"
         marked = [
@@ -147,9 +149,8 @@ class InvestigationLoop:
         return decision.model_copy(update={"root_causes": marked}), refusal(checked)
 
     def cause_checker(self, state: RunState) -> CauseChecker:
-        if self.checker is None:
-            source = FileSource(state.data_path)
-            self.checker = CauseChecker(source, state.spec, self.settings.verify_tolerance)
+        if self.checker is None or self.checker.spec != state.spec:
+            self.checker = cause_checker(state, self.settings)
         return self.checker
 
     # ending a step ---------------------------------------------------------------------------
