@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -104,8 +104,82 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
     base = window_value(daily, spec, spec.baseline)
+    return _scored(spec, cur, base, historical_changes(daily, spec))
+
+
+def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Movement]:
+    """`movement` of every series in a long frame (`date`, `key`, the numerator; one row per period
+    and value at most), one per value of `key`, scored together: a dimension of hundreds of values
+    took a pandas pass per value. A sum metric only (a ratio's segments have no own total).
+
+    Each series keeps its own span, as `movement` of its rows alone would: its periods before its
+    first row and after its last hold no value, not zero.
+    """
+    if spec.denominator is not None:
+        raise ValueError("movements scores sum metrics only")
+    if frame.empty:
+        return {}
+    wide = frame.pivot(index="date", columns=key, values=spec.numerator).sort_index()
+    dates = pd.Series(wide.index)
+    cur = _window_sums(wide, dates, spec.current)
+    base = _window_sums(wide, dates, spec.baseline)
+    changes = _wide_changes(wide, spec)
+    return {
+        value: _scored(spec, float(cur[i]), float(base[i]), col[~np.isnan(col)])
+        for i, (value, col) in enumerate(zip(wide.columns, changes.T, strict=True))
+    }
+
+
+def _window_sums(wide: pd.DataFrame, dates: pd.Series, w: Window) -> np.ndarray:
+    """Each column's sum over a window; NaN where it has no row there (as `window_value`)."""
+    mask = ((dates >= w.start) & (dates <= w.end)).to_numpy()
+    out: np.ndarray = wide.loc[mask].sum(min_count=1).to_numpy(dtype=float)
+    return out
+
+
+def _spans(full: pd.DataFrame, fill: bool) -> pd.DataFrame:
+    """Each column between its first and last value, the rest NaN; gaps inside filled with zero
+    when `fill` (days without rows sum to nothing)."""
+    held = full.notna().to_numpy()
+    n = len(full)
+    first = held.argmax(axis=0)
+    last = n - 1 - held[::-1].argmax(axis=0)
+    rows = np.arange(n)[:, None]
+    inside = (rows >= first) & (rows <= last) & held.any(axis=0)
+    values = full.to_numpy(dtype=float)
+    if fill:
+        values = np.where(np.isnan(values), 0.0, values)
+    return pd.DataFrame(np.where(inside, values, np.nan), index=full.index, columns=full.columns)
+
+
+def _wide_changes(wide: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+    """`historical_changes` of every column: a (periods x columns) array, NaN where none."""
+    g = spec.window_grain
+    if g.unit == "day":
+        days = pd.date_range(wide.index.min(), wide.index.max(), freq="D").date
+        full = _spans(wide.reindex(days), fill=True)
+        length, offset = spec.current.days, spec.baseline_offset
+        value = full.rolling(length).sum()
+        ends = pd.Series(pd.to_datetime(full.index))
+        keep = (ends.dt.date <= spec.current.start - timedelta(days=1)).to_numpy()
+        if length % 7:
+            keep = keep & (ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week).to_numpy()
+    else:
+        idx = np.array([g.index(d) for d in wide.index])
+        per = wide.groupby(idx).sum(min_count=1)
+        full = _spans(per.reindex(range(int(idx.min()), int(idx.max()) + 1)), fill=spec.grain == "day")
+        length, offset = spec.window_periods, spec.baseline_lag
+        value = full.rolling(length, min_periods=length).sum()
+        keep = np.asarray(full.index < g.index(spec.current.start))
+    base = value.shift(offset)
+    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan).to_numpy(dtype=float)
+    out: np.ndarray = np.where(keep[:, None], change, np.nan)
+    return out
+
+
+def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Movement:
+    """A movement from its two window values and its history of earlier changes."""
     pct = pct_change(cur, base)
-    hist = historical_changes(daily, spec)
     z = med = spread = None
     if len(hist) >= MIN_HISTORY:
         med = float(np.median(hist))

@@ -165,16 +165,13 @@ def own_history_movers(
     (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total.
     Reads `history` when given, else groups `table` by each dimension."""
     from .history import dimension_history
-    from .movement import movement
+    from .movement import movements
 
     found: list[SegmentMove] = []
-    n = spec.numerator
     history = history if history is not None else dimension_history(table, spec)
     for dim in spec.dimensions:
-        by = history.frames[dim]
-        for value, df in by.groupby(dim):
-            daily = df.rename(columns={"value": n})[["date", n]].sort_values("date")
-            m = movement(daily.reset_index(drop=True), spec)
+        by = history.frames[dim].rename(columns={"value": spec.numerator})
+        for value, m in movements(by, spec, dim).items():
             if m.z is not None and abs(m.z) >= z_min and m.significant:
                 found.append(
                     SegmentMove(segment={dim: str(value)}, current=m.current, baseline=m.baseline,
