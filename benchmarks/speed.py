@@ -221,6 +221,21 @@ def large(path: Path, runs: Path) -> dict:
     return r
 
 
+def large_cli(path: Path, runs: Path, warm: Path, duckdb_s: float, times: int = 3) -> dict:
+    """The large table through `investigate` as a person at a terminal runs it (warm helper, its
+    worker ready): the median wall time of `times` runs, against DuckDB's time measured in `large`."""
+    env = warm_env(warm)
+    run = [*CLI, "--metric", "revenue", "--data", str(path), "--runs-dir", str(runs), "--quiet"]
+    walls = []
+    for _ in range(times):
+        worker_ready(warm)
+        walls.append(timed(run, env))
+    reports = sorted(runs.glob("*/report.json"), key=lambda p: p.stat().st_mtime)
+    stats = json.loads(reports[-1].read_text())["stats"]
+    wall = statistics.median(walls)
+    return {"wall_s": round(wall, 2), "ratio": round(wall / duckdb_s, 2), "phases": stats["phases"]}
+
+
 def _phases(p: dict) -> str:
     return " ".join(f"{k[:-2]} {v:.2f}" for k, v in p.items())
 
@@ -237,9 +252,12 @@ def main() -> int:
         small = small_table()
         cold = cli_vs_help(small, runs / "cold", args.pairs)
         cli = cli_vs_help(small, runs / "cli", args.pairs, warm=sockets)
+        big = big_cli = None
+        if not args.skip_large:
+            big = large(large_table(args.rows), runs / "large")
+            big_cli = large_cli(large_table(args.rows), runs / "large-cli", sockets, big["duckdb_s"])
         stop_helpers(sockets)
         api = second_vs_first(small, runs / "api")
-        big = None if args.skip_large else large(large_table(args.rows), runs / "large")
     finally:
         stop_helpers(sockets)
         shutil.rmtree(runs, ignore_errors=True)
@@ -263,17 +281,24 @@ def main() -> int:
     print(f"phases, small, cold CLI: {_phases(cold['phases'])}  = {cold['stats_total_s']:.2f}")
     print(f"phases, small, 1st API:  {_phases(api['phases'][0])}")
     print(f"phases, small, 2nd API:  {_phases(api['phases'][1])}")
-    if big is not None:
+    if big is not None and big_cli is not None:
+        duck, target = big["duckdb_s"], TARGETS["large_vs_duckdb"]
         print(
-            f"{big['rows']:,} rows / DuckDB {big['ratio']:>5.2f}x  (target <= {TARGETS['large_vs_duckdb']}) "
-            f"{ok(big['ratio'], 'large_vs_duckdb')}   {big['wall_s']:.2f}s vs {big['duckdb_s']:.2f}s"
+            f"{big['rows']:,} rows / DuckDB {big_cli['ratio']:>5.2f}x  (target <= {target}) "
+            f"{ok(big_cli['ratio'], 'large_vs_duckdb')}   {big_cli['wall_s']:.2f}s vs {duck:.2f}s, "
+            "CLI from a terminal (warm helper)"
         )
-        print(f"phases, {big['rows']:,} rows: {_phases(big['stats']['phases'])}")
+        print(
+            f"  cold (API, new process) {big['ratio']:>4.2f}x"
+            f"                 {big['wall_s']:.2f}s vs {duck:.2f}s (imports and kernel start included)"
+        )
+        print(f"phases, {big['rows']:,} rows, CLI:  {_phases(big_cli['phases'])}")
+        print(f"phases, {big['rows']:,} rows, cold: {_phases(big['stats']['phases'])}")
         print(
             f"peak memory, {big['rows']:,} rows: host {big['host_peak_mb']:.0f} MB, "
             f"sandbox (largest child) {big['sandbox_peak_mb']:.0f} MB"
         )
-    found = {"cli": cli, "cli_cold": cold, "api": api, "large": big}
+    found = {"cli": cli, "cli_cold": cold, "api": api, "large_cli": big_cli, "large": big}
     print(json.dumps({"targets": TARGETS, "small_table": str(small), **found}))
     return 0
 
