@@ -3,17 +3,20 @@
 In its own PID namespace the kernel is process 1 with no parent it can see, so ipykernel's own
 parent poller cannot notice a server killed with SIGKILL. The server holds a FIFO open (the path is
 in `INVESTIGATOR_LIFELINE`); when the server dies its end closes, reading the FIFO returns EOF,
-and this guard ends the kernel.
+and this guard ends the kernel, removing the server's private folder for it (the FIFO's folder:
+connection file and sockets) that the dead server can no longer remove.
 """
 
 from __future__ import annotations
 
 import os
 import runpy
+import shutil
 import sys
 import threading
 
 LIFELINE = "INVESTIGATOR_LIFELINE"
+RUNTIME_PREFIX = "investigator-kernel-"
 
 
 def _exit_when_the_server_is_gone(path: str) -> None:
@@ -23,6 +26,9 @@ def _exit_when_the_server_is_gone(path: str) -> None:
             pass
     except OSError:
         pass
+    folder = os.path.dirname(path)
+    if os.path.basename(folder).startswith(RUNTIME_PREFIX):  # the server's mkdtemp, nothing else
+        shutil.rmtree(folder, ignore_errors=True)
     os._exit(1)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-from sandbox.kernel_guard import LIFELINE
+from sandbox.kernel_guard import LIFELINE, RUNTIME_PREFIX
 from sandbox.kernels.jupyter import INLINE, JupyterKernel
 
 __all__ = ["PASSED", "LocalKernel", "clean_env"]
@@ -93,12 +93,19 @@ class LocalKernel(JupyterKernel):
         if self.kc is not None:  # already running
             return
         # IPC sockets inside a private runtime folder: nothing listens on the network
-        self._runtime = Path(tempfile.mkdtemp(prefix="investigator-kernel-"))
+        self._runtime = Path(tempfile.mkdtemp(prefix=RUNTIME_PREFIX))
+        try:
+            self._start_in(self._runtime)
+        except BaseException:
+            self.shutdown()  # a kernel that never answered leaves no process or folder behind
+            raise
+
+    def _start_in(self, runtime: Path) -> None:
         self.km = KernelManager(
             kernel_name="python3",
             transport="ipc",
-            ip=str(self._runtime / "k"),
-            connection_file=str(self._runtime / "connection.json"),
+            ip=str(runtime / "k"),
+            connection_file=str(runtime / "connection.json"),
         )
         env = clean_env(str(PROJECT_ROOT))
         isolate, spec = own_pid_namespace(), self.km.kernel_spec
@@ -108,7 +115,7 @@ class LocalKernel(JupyterKernel):
             if launcher > 0:  # the guard ends the kernel with the server (see kernel_guard.py)
                 argv[launcher] = "sandbox.kernel_guard"
             spec.argv = [*isolate, *argv]
-            lifeline = self._runtime / "lifeline"
+            lifeline = runtime / "lifeline"
             os.mkfifo(lifeline, 0o600)
             self._lifeline = os.open(lifeline, os.O_RDWR | os.O_NONBLOCK)  # closes when we die
             env[LIFELINE] = str(lifeline)

@@ -17,6 +17,7 @@ import pytest
 
 from investigator.errors import KernelError
 from investigator.kernels.mcp import McpKernel
+from sandbox.kernels.local import own_pid_namespace
 
 from .conftest import child_env
 
@@ -199,9 +200,17 @@ def test_a_lost_server_is_replaced_and_dataframes_come_back(tmp_path: Path) -> N
     before = set(_server_pids())  # servers a pool in this process keeps for later runs are not ours
     with McpKernel(workdir=tmp_path / "ws", backoff_s=0.1) as k:
         k.execute("import pandas as pd\nframe = pd.DataFrame({'a': [1, 2, 3]})")
+        where = k.execute("from ipykernel.connect import get_connection_file\nprint(get_connection_file())")
+        runtime = Path(where.stdout.strip()).parent  # the server's private folder for this kernel
+        assert runtime.is_dir() and runtime.name.startswith("investigator-kernel-")
         (pid,) = set(_server_pids()) - before
         os.kill(pid, signal.SIGKILL)
         lost = k.execute("1 + 1")
         assert lost.restarted and lost.error is not None and lost.error.name == "SandboxRestarted"
         assert lost.restored == ["frame"]
         assert k.execute("int(frame.a.sum())").result == "6"
+    if own_pid_namespace():  # guarded (sandbox/kernel_guard.py): the orphaned kernel removes it as it exits
+        deadline = time.monotonic() + 20
+        while runtime.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not runtime.exists()
