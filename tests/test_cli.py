@@ -190,3 +190,21 @@ def test_ctrl_c_names_the_run_to_resume(data: tuple[Path, dict], tmp_path: Path)
     assert f"investigate resume {folder.name}" in err
     assert (folder / "state.json").is_file()
     asked.close()
+
+
+def test_a_job_that_calls_the_venvs_command_unactivated(data: tuple[Path, dict], tmp_path: Path) -> None:
+    """As cron runs `.venv/bin/investigate` (README): PATH holds no venv, yet the kernel must be
+    this interpreter (behind `unshare`, a bare "python" was looked up on PATH: another Python)."""
+    command = Path(sys.executable).parent / "investigate"
+    if not command.is_file():
+        pytest.skip(f"no {command}: the package is not installed into this interpreter's environment")
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"} | {"PATH": "/usr/bin:/bin"}
+    out = tmp_path / "report.json"
+    r = subprocess.run(
+        [str(command), "--data", str(data[0]), "--metric", "revenue", "--runs-dir", str(tmp_path / "runs"),
+         "--json", str(out), "--quiet"],
+        capture_output=True, text=True, timeout=300, env={**env, "INVESTIGATOR_WARM": "0"},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["root_causes"][0]["segment"] == {"country": "DE"}
+    assert "Traceback" not in r.stderr

@@ -58,6 +58,14 @@ def clean_env(extra_path: str | None = None) -> dict[str, str]:
     return env
 
 
+def _own_python(argv: list[str]) -> list[str]:
+    """The kernel command with this interpreter for a spec's bare "python", as jupyter_client does
+    only when the command starts with it: behind `unshare` it would be looked up on PATH, which
+    for a job that calls `.venv/bin/investigate` without activating the venv is another Python."""
+    bare = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+    return [sys.executable, *argv[1:]] if argv and argv[0] in bare else argv
+
+
 @functools.cache
 def own_pid_namespace() -> list[str]:
     """The command prefix that starts the kernel in its own PID namespace with a private /proc, so
@@ -111,7 +119,7 @@ class LocalKernel(JupyterKernel):
         isolate, spec = own_pid_namespace(), self.km.kernel_spec
         if isolate and spec is not None:  # interrupts go as messages: a signal would reach `unshare`
             launcher = spec.argv.index("ipykernel_launcher") if "ipykernel_launcher" in spec.argv else -1
-            argv = list(spec.argv)
+            argv = _own_python(list(spec.argv))
             if launcher > 0:  # the guard ends the kernel with the server (see kernel_guard.py)
                 argv[launcher] = "sandbox.kernel_guard"
             spec.argv = [*isolate, *argv]
