@@ -267,24 +267,13 @@ def _started_kernel(
         pooled = POOL.take(_backend(settings), folder / "workspace", [data_path])
         if pooled is not None:
             if spawned is not None:
-                _stop_spawned(spawned)
+                from investigator.kernels.spawn import stop_server
+
+                stop_server(spawned)
             return pooled
     kernel = make_kernel(settings, folder, data_path, spawned)
     kernel.start()
     return kernel
-
-
-def _stop_spawned(process: subprocess.Popen[bytes]) -> None:
-    """A server spawned for a run that does not need it: it exits at the end of its input."""
-    for pipe in (process.stdin, process.stdout):
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def _release(kernel: Kernel, reuse: bool) -> None:

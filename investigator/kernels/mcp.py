@@ -29,7 +29,7 @@ from mcp.client.stdio import stdio_client
 from pydantic import BaseModel
 
 from investigator.errors import KernelError
-from investigator.kernels.spawn import SERVER_COMMAND, errlog, server_command, server_env
+from investigator.kernels.spawn import SERVER_COMMAND, errlog, reap, server_command, server_env
 from sandbox.models import Closed, ExecError, ExecResult, FileList, Restarted, SessionInfo, Uploaded
 
 __all__ = ["SERVER_COMMAND", "McpKernel", "ToolFailed", "server_command", "server_env"]
@@ -266,7 +266,7 @@ class McpKernel:
                 self._portal_cm.__exit__(None, None, None)
         self._portal = self._portal_cm = self._client = self._stop = self._task = None
         if self.process is not None and self.transport is None:  # its pipes were used: it is ending
-            _reap(self.process)
+            reap(self.process)
             self.process = None
 
     def _create_session(self) -> None:
@@ -324,12 +324,3 @@ def _pipes(process: subprocess.Popen[bytes]) -> Callable[[], Any]:
     process.stdout.close()
     process.stdin.close()
     return partial(pipe_transport, read_fd, write_fd)
-
-
-def _reap(process: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
-    """Wait for a spawned server that lost its input (it exits by itself); kill one that does not."""
-    try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()

@@ -8,6 +8,7 @@ over, and reaps it when the session ends (`McpKernel(process=...)`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -15,7 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INHERITED_ENV", "SERVER_COMMAND", "server_command", "server_env", "spawn_server"]
+__all__ = [
+    "INHERITED_ENV",
+    "SERVER_COMMAND",
+    "reap",
+    "server_command",
+    "server_env",
+    "spawn_server",
+    "stop_server",
+]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SERVER_COMMAND = (sys.executable, "-m", "sandbox")
@@ -49,6 +58,24 @@ def spawn_server(workdir: Path) -> subprocess.Popen[bytes]:
         stderr=errlog(),
         env=server_env(),
     )
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    """A spawned server no session will use: it exits at the end of its input."""
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    reap(process)
+
+
+def reap(process: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """Wait for a spawned server that lost its input (it exits by itself); kill one that does not."""
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def errlog() -> Any:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from investigator.kernels.mcp import McpKernel
-from investigator.kernels.spawn import INHERITED_ENV, spawn_server
-from investigator.runner import _stop_spawned
+from investigator.kernels.spawn import INHERITED_ENV, spawn_server, stop_server
 
 
 def test_a_server_spawned_ahead_serves_the_session_and_is_reaped(tmp_path: Path) -> None:
@@ -26,7 +25,7 @@ def test_a_server_spawned_ahead_serves_the_session_and_is_reaped(tmp_path: Path)
 
 def test_a_spawned_server_the_run_does_not_need_is_stopped(tmp_path: Path) -> None:
     process = spawn_server(tmp_path / "ws")
-    _stop_spawned(process)
+    stop_server(process)
     assert process.returncode is not None
 
 
