@@ -7,9 +7,18 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from investigator.analysis.causes import CauseKind, RootCause
 from investigator.analysis.spec import AnalysisSpec
 
 HypothesisKind = Literal["data_quality", "seasonality", "segments", "mix", "rate", "broad_based"]
+CONFIRMS: dict[CauseKind, HypothesisKind] = {  # the hypothesis each kind of cause stands for
+    "segment_change": "segments",
+    "rate_change": "rate",
+    "mix_shift": "mix",
+    "data_quality": "data_quality",
+    "seasonality": "seasonality",
+    "broad_based": "broad_based",
+}
 
 
 class Status(StrEnum):
@@ -67,6 +76,22 @@ def with_status(
         h.model_copy(update={"status": status, "evidence": evidence or h.evidence}) if h.id == hid else h
         for h in hypotheses
     ]
+
+
+def confirmed_by(hypotheses: list[Hypothesis], causes: list[RootCause]) -> list[Hypothesis]:
+    """The table as the conclusion reads it: a hypothesis that a concluded cause stands for is
+    CONFIRMED by that cause, whatever one analysis said of it before. The verdict weighs the
+    analyses together (a segment localization did not single out can still carry a move far
+    beyond its size), and a table that rules out what the headline names misleads."""
+    out = []
+    for h in hypotheses:
+        cause = next((c for c in causes if CONFIRMS.get(c.kind) == h.kind), None)
+        if cause is None or h.status == Status.CONFIRMED:
+            out.append(h)
+        else:
+            evidence = f"concluded: {cause.evidence}"
+            out.append(h.model_copy(update={"status": Status.CONFIRMED, "evidence": evidence}))
+    return out
 
 
 def next_pending(hypotheses: list[Hypothesis]) -> Hypothesis | None:

@@ -22,7 +22,7 @@ from investigator.memory.models import MemoryContext
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.guard import Fingerprint
-from investigator.run.hypotheses import Hypothesis
+from investigator.run.hypotheses import Hypothesis, confirmed_by
 from investigator.sources.request import Request
 
 STATE_FILE = "state.json"
@@ -137,7 +137,10 @@ class RunState(BaseModel):
 
     def concluded(self, decision: Decision, reason: str, partial: bool = False) -> RunState:
         return self._evolve(
-            conclusion=decision, status="partial" if partial else "concluded", stop_reason=reason
+            conclusion=decision,
+            status="partial" if partial else "concluded",
+            stop_reason=reason,
+            hypotheses=confirmed_by(self.hypotheses, decision.root_causes),
         )
 
     def reopened(self, settings: RunSettings) -> RunState:

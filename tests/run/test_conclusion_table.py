@@ -1,0 +1,62 @@
+"""The hypothesis table agrees with the conclusion: what the headline names is never ruled out."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from investigator import investigate
+from investigator.analysis.causes import RootCause
+from investigator.analysis.spec import AnalysisSpec, Window
+from investigator.run.hypotheses import Status, confirmed_by, seed_hypotheses, with_status
+
+
+def _yearly_two_regions() -> pd.DataFrame:
+    """Fourteen years of two regions growing ~3% a year; in the last one region falls by 40%."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for year in range(2012, 2026):
+        for region in ("Nord-Øst", "süd / west"):
+            value = 1000 * 1.03 ** (year - 2012) * rng.normal(1, 0.02)
+            rows.append(
+                {
+                    "year": year,
+                    "region": region,
+                    "sales": value * (0.6 if (year, region) == (2025, "Nord-Øst") else 1),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_segment_the_verdict_names_is_confirmed_in_the_table(tmp_path: Path) -> None:
+    inv = investigate(
+        _yearly_two_regions(), metric="sales", time_column="year", window="1y",
+        runs_dir=tmp_path, sandbox="inprocess", quiet=True,
+    )  # fmt: skip
+    report = inv.report
+    assert [c.segment for c in report.root_causes] == [{"region": "Nord-Øst"}]
+    segments = next(h for h in report.hypotheses if "concentrated" in h.statement)
+    assert segments.status == "CONFIRMED" and "Nord-Øst" in segments.evidence
+
+
+def test_only_the_hypothesis_a_cause_stands_for_changes() -> None:
+    spec = AnalysisSpec(
+        metric="sales", numerator="sales", time_column="date", dimensions=["region"],
+        current=Window(start=date(2025, 1, 1), end=date(2025, 1, 7)),
+        baseline=Window(start=date(2024, 12, 25), end=date(2024, 12, 31)),
+    )  # fmt: skip
+    hyps = seed_hypotheses(spec)
+    kinds = {h.kind: h.id for h in hyps}
+    hyps = with_status(hyps, kinds["segments"], Status.RULED_OUT, "no segment stands out")
+    hyps = with_status(hyps, kinds["broad_based"], Status.RULED_OUT, "segments did not move alike")
+    cause = RootCause(kind="segment_change", segment={"region": "a"}, contribution=1.0, evidence="a: 10 -> 5")
+    after = {h.kind: h for h in confirmed_by(hyps, [cause])}
+    assert (
+        after["segments"].status == Status.CONFIRMED and after["segments"].evidence == "concluded: a: 10 -> 5"
+    )
+    assert after["broad_based"].status == Status.RULED_OUT  # no cause stands for it: as it was
+    assert after["data_quality"].status == Status.PENDING
+    assert confirmed_by(hyps, []) == hyps
