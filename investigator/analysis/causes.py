@@ -23,6 +23,7 @@ QualityDetail = Literal[
     "null_values",
     "negative_values",
     "relabelled",  # a dimension value vanished as another appeared in its place (renamed upstream)
+    "new_coverage",  # a value with rows but no values before the window started being reported
 ]
 
 

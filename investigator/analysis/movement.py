@@ -11,8 +11,10 @@ from pydantic import BaseModel
 
 from .spec import AnalysisSpec, Window
 
-Z_SIGNIFICANT = 3.0
-MIN_HISTORY = 8
+Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
+Z_STRONG = 3.0  # far outside normal variation: what a high confidence needs
+MIN_HISTORY = 8  # comparable windows (non-overlapping) below which history cannot judge a move
+RECENT = 20  # comparable windows of the series' recent history that judge the move
 
 
 class Movement(BaseModel):
@@ -29,6 +31,10 @@ class Movement(BaseModel):
     history_median_pct: float | None
     history_spread_pct: float | None
     significant: bool
+    comparable_windows: float = 0.0  # earlier windows, counted as if they did not overlap
+    short_history: bool = False  # too few comparable windows to tell a move from normal variation
+    strong: bool = False  # |z| >= Z_STRONG: far outside normal variation
+    in_points: bool = False  # a ratio: history and z are in the ratio's own units, not percent
 
 
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
@@ -49,6 +55,24 @@ def pct_change(current: float, baseline: float) -> float | None:
     return (current - baseline) / abs(baseline)
 
 
+def _change(value: pd.Series, base: pd.Series, spec: AnalysisSpec) -> pd.Series:
+    """A window's change against its baseline: relative for a sum (a series whose level grew
+    100-fold is judged on percent changes), in the ratio's own units for a ratio (a share's move is
+    read in points, and a small share's percent swings are noise)."""
+    change = value - base if spec.is_ratio else (value - base) / base.abs()
+    return change.replace([np.inf, -np.inf], np.nan)
+
+
+def overlap(spec: AnalysisSpec) -> float:
+    """How many of the history's windows share their periods with each other: daily windows of
+    whole weeks are read at every day's end (a 7-day window overlaps 6 others), others a week
+    apart; windows of periods step one period at a time."""
+    if spec.window_grain.unit == "day":
+        length = spec.current.days
+        return float(length) if length % 7 == 0 else max(1.0, length / 7)
+    return float(max(1, spec.window_periods))
+
+
 def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     """Relative changes of every earlier same-length window against its own baseline.
 
@@ -66,8 +90,7 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     )
     num = full[spec.numerator].rolling(length).sum()
     value = num / full[spec.denominator].rolling(length).sum() if spec.denominator else num
-    base = value.shift(offset)
-    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)  # as pct_change
+    change = _change(value, value.shift(offset), spec)
     ends = pd.Series(pd.to_datetime(full.index), index=full.index)
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()
@@ -93,8 +116,7 @@ def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
         value = num / full[spec.denominator].rolling(length, min_periods=length).sum()
     else:
         value = num
-    base = value.shift(offset)
-    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)
+    change = _change(value, value.shift(offset), spec)
     keep = (full.index < g.index(spec.current.start)) & change.notna()
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
@@ -178,14 +200,24 @@ def _wide_changes(wide: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
 
 
 def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Movement:
-    """A movement from its two window values and its history of earlier changes."""
+    """A movement from its two window values and its history of earlier changes (oldest first).
+
+    The move is judged against the series' recent history: its last `RECENT` comparable windows,
+    so that swings from an era when the level was far smaller or wilder do not make a record move
+    look ordinary. Fewer than `MIN_HISTORY` comparable windows (overlapping windows counted as
+    the independent ones they stand for) cannot judge it: `short_history`, and no z."""
     pct = pct_change(cur, base)
+    points = spec.is_ratio
+    now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
     z = med = spread = None
-    if len(hist) >= MIN_HISTORY:
-        med = float(np.median(hist))
-        spread = float(1.4826 * np.median(np.abs(hist - med))) or float(np.std(hist)) or None
-        if pct is not None and spread:
-            z = (pct - med) / spread
+    step = overlap(spec)
+    windows = len(hist) / step
+    recent = hist[-int(RECENT * step) :]
+    if windows >= MIN_HISTORY:
+        med = float(np.median(recent))
+        spread = float(1.4826 * np.median(np.abs(recent - med))) or float(np.std(recent)) or None
+        if now is not None and spread:
+            z = (now - med) / spread
     if cur == base:  # 0 to 0 (or any value to itself) did not move, whatever history says
         significant = False
     elif z is not None:
@@ -203,4 +235,8 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         history_median_pct=med,
         history_spread_pct=spread,
         significant=bool(significant),
+        comparable_windows=round(windows, 1),
+        short_history=windows < MIN_HISTORY,
+        strong=bool(z is not None and abs(z) >= Z_STRONG and cur != base),
+        in_points=points,
     )

@@ -166,15 +166,20 @@ def find_missing(
         typical = float(base.mean()) if base.notna().any() else float("nan")
         expect = [_expected(series, spec, d) for d in gone]
         effect = -float(sum(e if np.isfinite(e) else typical for e in expect))
+        last = _last_period(daily)
+        ended = last is not None and all(d > last for d in gone)
+        where = (
+            f"the data ends {spec.periods.label(last)}: no rows yet in {_unit(spec, len(gone))} of the "
+            f"current window ({_labels(spec, gone)})"
+            if ended and last is not None
+            else f"no rows at all in {_unit(spec, len(gone))} of the current window ({_labels(spec, gone)})"
+        )
         issues.append(
             QualityIssue(
                 detail="missing_data",
                 days=gone,
                 effect=effect if np.isfinite(effect) else 0.0,
-                evidence=(
-                    f"no rows at all in {_unit(spec, len(gone))} of the current window "
-                    f"({_labels(spec, gone)}); about {-effect:,.0f} {spec.numerator} missing"
-                ),
+                evidence=f"{where}; about {-effect:,.0f} {spec.numerator} missing",
             )
         )
     start = since if since is not None else spec.baseline.start
@@ -197,8 +202,8 @@ def find_missing(
             # the value was there in every period before but is missing in periods the data has
             have = set(cur.loc[cur[dim] == value, "date"])
             lost = [d for d in cur_periods if d in present and d not in have]
-            if lost:
-                typical = per_period.get(value, hist_per_period[value])
+            typical = per_period.get(value, hist_per_period[value])
+            if lost and _level_held(cur.loc[cur[dim] == value, "value"], float(typical)):
                 found.append((value, lost, -float(typical) * len(lost)))
         for value, lost, effect in sorted(found, key=lambda f: f[2])[:3]:
             issues.append(
@@ -215,6 +220,18 @@ def find_missing(
                 )
             )
     return _keep_finest(issues)
+
+
+HELD = 2 / 3  # a value's present periods at this part of its usual level: its gaps are lost rows
+
+
+def _level_held(present: pd.Series, typical: float) -> bool:
+    """A value's absent periods are missing data only when it ran at about its usual level in the
+    periods it is present: a value that also shrank where present declined (its gaps are the
+    decline showing), it did not lose partitions."""
+    if present.empty or not np.isfinite(typical) or typical == 0:
+        return True
+    return bool(float(present.mean()) / typical >= HELD)
 
 
 def _keep_finest(issues: list[QualityIssue]) -> list[QualityIssue]:
@@ -344,8 +361,8 @@ def find_incomplete_recent(
     """The last periods of the window low across every segment alike, as when loads are late."""
     series = daily.set_index("date")[spec.numerator]
     cur_days = [d for d in _periods(spec.current, spec) if d in series.index]
-    if len(cur_days) < 3:
-        return []
+    if len(cur_days) < 3 or cur_days[-1] != _last_period(daily):
+        return []  # late loads leave the data's last periods short, not a window inside the data
     ratio = pd.Series({d: series[d] / _expected(series, spec, d) for d in cur_days})
     head = float(ratio.iloc[:-3].median()) if len(ratio) > 3 else 1.0
     tail: list[date] = []
@@ -386,6 +403,46 @@ def find_incomplete_recent(
             ),
         )
     ]
+
+
+def _last_period(daily: pd.DataFrame) -> date | None:
+    live = daily.loc[daily["rows"] > 0, "date"]
+    return None if live.empty else live.max()
+
+
+def find_new_coverage(by_dim: dict[str, pd.DataFrame], spec: AnalysisSpec, change: float) -> list[QualityIssue]:
+    """A value that had rows but no value (null or zero) in every period before the window, and
+    values in it: the series started being reported, which adds to the total without anything
+    having grown (a category null before a date, present after). Its whole current sum is the effect."""
+    issues = []
+    for dim, df in by_dim.items():
+        before = df[df["date"] < spec.current.start]
+        if before.empty:
+            continue
+        cur = df[df["date"].between(spec.current.start, spec.current.end)]
+        blank = before.groupby(dim).agg(rows=("rows", "sum"), value=("value", lambda v: float(v.abs().sum())))
+        periods = before.groupby(dim)["date"].nunique()
+        base_n = len(_periods(spec.baseline, spec))
+        for v, row in blank.iterrows():
+            now = float(cur.loc[cur[dim] == v, "value"].sum())
+            if row["value"] != 0 or row["rows"] == 0 or periods[v] < base_n or now == 0:
+                continue
+            if change and now / change < 0.1:
+                continue
+            issues.append(
+                QualityIssue(
+                    detail="new_coverage",
+                    segment={dim: str(v)},
+                    days=_periods(spec.current, spec),
+                    effect=now,
+                    evidence=(
+                        f"{dim}={v} has rows but no {spec.numerator} in all {_unit(spec, int(periods[v]))} "
+                        f"before the window and {now:,.1f} in it: it started being reported (new coverage, "
+                        "not growth)"
+                    ),
+                )
+            )
+    return issues
 
 
 def find_bad_values(profile: dict[str, dict[str, float]], spec: AnalysisSpec) -> list[QualityIssue]:
@@ -485,6 +542,15 @@ def _recent_by_dimension(
     return {dim: queries.daily_by_dimension(recent, spec, dim, labels) for dim in spec.dimensions}, labels
 
 
+def _change(daily: pd.DataFrame, spec: AnalysisSpec) -> float:
+    """The numerator's change between the windows."""
+
+    def total(w: Window) -> float:
+        return float(daily.loc[daily["date"].between(w.start, w.end), spec.numerator].sum())
+
+    return total(spec.current) - total(spec.baseline)
+
+
 def quality_checks(
     table: Any,
     spec: AnalysisSpec,
@@ -511,13 +577,11 @@ def quality_checks(
         + relabelled
         + find_null_dimensions(by_dim, spec, labels)
         + find_incomplete_recent(by_dim, daily, spec)
+        + find_new_coverage(by_dim, spec, _change(daily, spec))
         + find_bad_values(queries.value_profile(table, spec), spec)
     )
 
-    def total(w: Window) -> float:
-        return float(daily.loc[daily["date"].between(w.start, w.end), spec.numerator].sum())
-
-    change = total(spec.current) - total(spec.baseline)
+    change = _change(daily, spec)
     for i in issues:
         i.share = float(np.clip(i.effect / change, -1.0, 1.0)) if change else 0.0
     issues.sort(key=lambda i: -abs(i.share))

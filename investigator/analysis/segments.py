@@ -16,12 +16,21 @@ from .spec import AnalysisSpec
 if TYPE_CHECKING:
     from .history import DimensionHistory
 
-ALIKE = 0.35  # weighted mean deviation of segment changes, relative to the total change
+ALIKE = 0.35  # weighted mean deviation of segment changes, relative to the total change (reported)
+DEPART_SHARE = 0.2  # a segment departs from its fair share by at least this share of the change ...
+DEPART_RATE = 0.5  # ... and its rate differs from the rest's by at least half the total's rate
+WITH_TOTAL = 2 / 3  # broad: at least this much of the baseline moved the total's way
+
+
+def _sums(cube: pd.DataFrame, spec: AnalysisSpec, dim: str | None) -> pd.DataFrame:
+    cols = [CUR + m for m in spec.measures] + [BASE + m for m in spec.measures]
+    if dim is None:
+        return cube[cols].sum().to_frame().T
+    return cube.groupby(dim, observed=True)[cols].sum()
 
 
 def _segment_changes(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
-    cols = [CUR + m for m in spec.measures] + [BASE + m for m in spec.measures]
-    g = cube.groupby(dim, observed=True)[cols].sum()
+    g = _sums(cube, spec, dim)
     n, d = spec.numerator, spec.denominator
     cur = g[CUR + n] / g[CUR + d] if d else g[CUR + n]
     base = g[BASE + n] / g[BASE + d] if d else g[BASE + n]
@@ -29,11 +38,69 @@ def _segment_changes(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.Dat
     return pd.DataFrame({"pct": (cur - base) / base.abs().where(base != 0), "weight": weight})
 
 
+class FairShare(BaseModel):
+    """A segment against its fair share: what it would have changed at the rest of the data's
+    rate. Its size alone never makes it a cause; departing from that does."""
+
+    segment: dict[str, str]
+    change: float  # its own change (a ratio: its rate's contribution to the ratio's change)
+    fair: float  # what it would have changed at the rest's rate
+    excess: float  # change - fair
+    share: float  # excess / the total's change
+    pct: float | None  # its own relative change (a ratio: of its rate)
+    rest_pct: float | None  # the rest of the data's
+
+
+def fair_shares(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> list[FairShare]:
+    """Every value of `dim` against its fair share, largest |excess| first."""
+    g = _sums(cube, spec, dim)
+    tot = _sums(cube, spec, None).iloc[0]
+    n, d = spec.numerator, spec.denominator
+
+    def rate(row: Any, p: str) -> float:
+        return float(row[p + n] / row[p + d]) if d else float(row[p + n])
+
+    total_change = rate(tot, CUR) - rate(tot, BASE) if (not d or (tot[CUR + d] and tot[BASE + d])) else 0.0
+    out = []
+    for value, row in g.iterrows():
+        rest = tot - row
+        usable = not d or bool(row[BASE + d] and row[CUR + d] and rest[BASE + d] and rest[CUR + d])
+        if not usable or not total_change:
+            continue
+        cur, base = rate(row, CUR), rate(row, BASE)
+        rest_pct = pct_change(rate(rest, CUR), rate(rest, BASE))
+        own = pct_change(cur, base)
+        if d:  # the rate's part of the ratio's change, at the segment's current weight
+            w = float(row[CUR + d] / tot[CUR + d])
+            change, fair = w * (cur - base), w * base * (rest_pct or 0.0)
+        else:
+            change, fair = cur - base, base * (rest_pct or 0.0) if base else 0.0
+        out.append(
+            FairShare(segment={dim: str(value)}, change=change, fair=fair, excess=change - fair,
+                      share=(change - fair) / total_change, pct=own, rest_pct=rest_pct)
+        )  # fmt: skip
+    return sorted(out, key=lambda f: -abs(f.excess))
+
+
+def departs(f: FairShare, total_pct: float | None) -> bool:
+    """Beyond its fair share: a material part of the change, at a rate clearly not the rest's."""
+    if abs(f.share) < DEPART_SHARE:
+        return False
+    if f.pct is None or f.rest_pct is None:
+        return True  # appeared or vanished: nothing of it moved at the rest's rate
+    return abs(f.pct - f.rest_pct) >= DEPART_RATE * abs(total_pct or 0.0)
+
+
 class DimensionSpread(BaseModel):
     dimension: str
     dispersion: float  # weighted mean |segment change - total change| / |total change|
     min_pct: float
     max_pct: float
+    values: int = 0  # segments with a baseline
+    with_total: int = 0  # of them, how many moved the total's way
+    low_pct: float | None = None  # the middle of the segments' changes: a quarter moved less ...
+    high_pct: float | None = None  # ... and a quarter more (weighted by size)
+    departing: list[FairShare] = Field(default_factory=list)
 
 
 class BroadBased(BaseModel):
@@ -44,8 +111,16 @@ class BroadBased(BaseModel):
     broad: bool
 
 
+def _weighted_quantile(values: pd.Series, weights: pd.Series, q: float) -> float:
+    order = values.sort_values().index
+    cum = weights[order].cumsum() / weights.sum()
+    return float(values[order][cum >= q].iloc[0])
+
+
 def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
-    """Did every segment of every dimension move by about the same relative amount?"""
+    """Did every segment of every dimension move with the total? Broad when no segment departs
+    from its fair share (`departs`) and most of the data moved the total's way; the spread of
+    the segments' changes says how alike they were."""
     n, d = spec.numerator, spec.denominator
     cur = cube[CUR + n].sum() / (cube[CUR + d].sum() if d else 1.0)
     base = cube[BASE + n].sum() / (cube[BASE + d].sum() if d else 1.0)
@@ -58,13 +133,26 @@ def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
             continue
         w = s["weight"] / s["weight"].sum()
         disp = float((w * (s["pct"] - total).abs()).sum() / abs(total))
+        along = s["pct"] * total > 0
         spreads.append(
             DimensionSpread(
-                dimension=dim, dispersion=disp, min_pct=float(s["pct"].min()), max_pct=float(s["pct"].max())
+                dimension=dim, dispersion=disp, min_pct=float(s["pct"].min()), max_pct=float(s["pct"].max()),
+                values=len(s), with_total=int(along.sum()),
+                low_pct=_weighted_quantile(s["pct"], w, 0.25), high_pct=_weighted_quantile(s["pct"], w, 0.75),
+                departing=[f for f in fair_shares(cube, spec, dim) if departs(f, total)],
             )
-        )
-    broad = bool(total and spreads and all(s.dispersion <= ALIKE for s in spreads))
+        )  # fmt: skip
+    alike = all(not s.departing for s in spreads)
+    along = all(_weight_along(cube, spec, s.dimension, total) >= WITH_TOTAL for s in spreads)
+    broad = bool(total and spreads and alike and along)
     return BroadBased(metric=spec.metric, change_pct=total, dimensions=spreads, broad=broad)
+
+
+def _weight_along(cube: pd.DataFrame, spec: AnalysisSpec, dim: str, total: float | None) -> float:
+    s = _segment_changes(cube, spec, dim).dropna()
+    if s.empty or not total or not s["weight"].sum():
+        return 0.0
+    return float(s.loc[s["pct"] * total > 0, "weight"].sum() / s["weight"].sum())
 
 
 class Segment(BaseModel):
@@ -141,6 +229,9 @@ def explain_segments(
     n = spec.numerator
     total_cur, total_base = float(cube[CUR + n].sum()), float(cube[BASE + n].sum())
     broad = broad_based(cube, spec)
+    if not spec.dimensions:  # a single series: nothing to localize, no segment to rank
+        return SegmentExplanation(metric=spec.metric, total_change=total_cur - total_base,
+                                  change_pct=pct_change(total_cur, total_base), elements=[], broad=broad)  # fmt: skip
     elements = [] if broad.broad else localize_cube(cube, spec, max_elements)
     return SegmentExplanation(
         metric=spec.metric,
@@ -155,7 +246,7 @@ def explain_segments(
     )
 
 
-MOVER_Z = 4.0  # stricter than the total's 3: many segments are scored, and a false cause costs
+MOVER_Z = 3.0  # the verdict asks more (4) of a segment that only offsets others: many are scored
 
 
 def own_history_movers(

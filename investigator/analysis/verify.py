@@ -105,7 +105,11 @@ def verify_causes(
         measured: float | None = None
         problem = _exists(cube, spec, segment) if segment and kind != "data_quality" else None
         if problem is None and kind in ("segment_change", "rate_change"):
-            if not segment:
+            if not segment and not spec.dimensions and kind == "segment_change":
+                # a single series: the whole metric is the segment, and it carries all of the change
+                measured = 1.0 if float(cube[CUR + spec.numerator].sum() - cube[BASE + spec.numerator].sum()) else None
+                problem = _size(claimed, measured, tolerance)
+            elif not segment:
                 problem = f"{kind} needs a segment"
             else:
                 measured = segment_share(cube, spec, segment)

@@ -99,14 +99,16 @@ EXPLAINED = 0.7  # a whole-metric issue that more specific ones explain this muc
 
 
 def material_issues(quality: QualityReport | None) -> list[QualityIssue]:
-    """The data problems worth listing, most important first. A whole-metric issue on the same
+    """The data problems worth listing, most important first: those that moved the metric the
+    way it moved, by a material share. A whole-metric issue on the same
     periods as segment issues that account for most of its effect (a country's missing day makes
     the whole last day look late) is the same problem seen from further away: it is dropped."""
+    change = quality.numerator_change if quality else 0.0
     issues = [
         i
         for i in (quality.issues if quality else [])
-        if abs(i.share) >= MATERIAL.get(i.detail, MATERIAL_DEFAULT)
-    ]
+        if abs(i.share) >= MATERIAL.get(i.detail, MATERIAL_DEFAULT) and i.effect * change > 0
+    ]  # a problem that pushed the metric the other way cannot explain how it moved
     specific = [i for i in issues if i.segment]
 
     def explained(whole: QualityIssue) -> bool:

@@ -51,7 +51,9 @@ def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:
         ),
         ("seasonality", "The movement is seasonal: the comparable period a year earlier moved alike."),
     ]
-    if spec.is_ratio:
+    if not spec.dimensions:  # a single series: nothing to localize or to call broad
+        pass
+    elif spec.is_ratio:
         items += [
             (
                 "mix",
@@ -64,7 +66,8 @@ def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:
         items.append(
             ("segments", f"The change is concentrated in a few segments of {dims} (any combination).")
         )
-    items.append(("broad_based", "Every segment moved alike: the change is broad-based."))
+    if spec.dimensions:
+        items.append(("broad_based", "Every segment moved alike: the change is broad-based."))
     return [Hypothesis(id=f"H{i}", statement=s, kind=k) for i, (k, s) in enumerate(items, 1)]
 
 

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from investigator.analysis.causes import CauseKind, RootCause
 from investigator.analysis.segments import Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
-from investigator.fmt import num, pct, seg
+from investigator.analysis.movement import Movement
+from investigator.fmt import num, pct, seg, value
 from investigator.memory.models import ApprovedFact
 from investigator.run.decision import Confidence
 from investigator.run.evidence import Evidence, material_issues
@@ -24,8 +25,14 @@ DISPROPORTIONATE_GAP = 0.1  # ... and well beyond its weight in the baseline
 
 
 def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
-    """Most important first: data problems, then seasonality, then business causes."""
+    """Most important first: data problems, then seasonality, then business causes.
+
+    A move within normal variation gets no business cause, except a segment that moved far
+    outside its own history and carries the net change (a noisy total can hide a real outbreak);
+    a move the history is too short to judge still gets the best explanation the data supports."""
+    move = evidence.movement
     significant = evidence.significant
+    short = move is not None and move.short_history
     causes: list[RootCause] = []
     dq = material_issues(evidence.quality)
     for i in dq:
@@ -38,8 +45,9 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     issues = evidence.quality.issues if evidence.quality else []
     dq_segments += [s for i in issues if i.detail == "relabelled" for s in (i.segment, i.renamed_to) if s]
     dq_whole = sum(i.share for i in dq if not i.segment)
+    explained = abs(dq_whole) >= DQ_DOMINATES
     season = evidence.seasonality
-    if season is not None and season.seasonal and significant:
+    if season is not None and season.seasonal and significant and not explained:
         lag = season.best_lag or f"{season.best_lag_days} days"
         causes.append(
             RootCause(
@@ -49,6 +57,11 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
                 f"{pct(season.best_change_pct)} (now {pct(season.change_pct)})",
             )
         )
+    seasonal = any(c.kind == "seasonality" for c in causes)  # the season moved everything alike
+    if not spec.dimensions:  # a single series: the whole of it moved, or nothing did
+        if (significant or short) and not explained and not seasonal and move is not None and move.change:
+            causes.append(_whole(evidence, spec))
+        return causes + _unmoved(causes, evidence)
     # a ratio within normal variation: its mix/rate split is a split of noise
     ratio = evidence.ratio if significant else None
     if ratio is not None and ratio.driver == "mix":
@@ -67,13 +80,17 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     kind: CauseKind = "rate_change" if spec.is_ratio else "segment_change"
     segments = evidence.segments
     elements = [] if (ratio and ratio.driver == "mix") or segments is None else segments.elements
+    if not significant and not short:  # within normal variation: only what outran its own history
+        elements = [e for e in elements if _outran(e, segments)]
     leader = max((abs(e.change) for e in elements), default=0.0)
     listed: list[dict[str, str]] = []
     for e in elements:
-        if any(_overlaps(e.segment, s) for s in dq_segments) or abs(dq_whole) >= DQ_DOMINATES:
+        if any(_overlaps(e.segment, s) for s in dq_segments) or explained:
             continue  # the data problem already explains this segment's move
         if abs(e.share) < MIN_SHARE or abs(e.change) < MIN_OF_LEADER * leader:
             continue  # too small to act on: a person would chase noise
+        if not _beyond_fair_share(e, segments):
+            continue  # it moved at the rest's rate: its size made its share, not a cause
         segment, held = e.segment, ""
         d = evidence.drilled(segment)
         if d is not None and not d.uniform and d.concentrated_in:
@@ -84,36 +101,100 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
         causes.append(_moved(e, kind, f", {e.share:.0%} of the change{held}", segment))
     if not significant and listed and segments is not None:
         causes += _offsetting(segments, causes, listed + dq_segments, kind, leader)
-    no_history = evidence.movement is not None and evidence.movement.z is None
-    explained = abs(dq_whole) >= DQ_DOMINATES
     movers = [] if segments is None or explained else segments.leaders
     movers = [s for s in movers if not any(_overlaps(s.segment, d) for d in dq_segments)]
-    if not listed and segments is not None and not segments.broad.broad and no_history:
-        causes += _leaders(movers, kind)  # a small panel: no history to tell noise apart
-    elif not listed and not elements and segments is not None and not segments.broad.broad and significant:
+    broad_move = segments is not None and segments.broad.broad
+    if not listed and segments is not None and not broad_move and short and not seasonal:
+        causes += _leaders(movers, kind, evidence)  # too little history to tell noise apart
+    elif not listed and not elements and segments is not None and not broad_move and significant:
         causes += _disproportionate(movers, evidence, kind)  # localization was silent on a real move
-    if ratio is not None and ratio.driver == "rate" and not elements:
+    if ratio is not None and ratio.driver == "rate" and not elements and not broad_move:
         causes.append(
             RootCause(kind="rate_change", segment={ratio.dimension: ratio.segment},
                       contribution=round(ratio.driver_share, 3),
                       evidence=f"the ratio moved inside {ratio.dimension}={ratio.segment}")
         )  # fmt: skip
-    seasonal = any(c.kind == "seasonality" for c in causes)  # the season moved everything alike
-    broad = segments is not None and segments.broad.broad and significant and abs(dq_whole) < DQ_DOMINATES
-    if segments is not None and broad and not seasonal:
-        causes.append(
-            RootCause(kind="broad_based", contribution=1.0,
-                      evidence=f"every segment moved about {pct(segments.broad.change_pct)}")
-        )  # fmt: skip
-    if not causes and not significant:
-        move = evidence.movement
-        z = move.z if move is not None else None
-        causes.append(
-            RootCause(kind="no_change", contribution=None,
-                      evidence=f"{pct(move.change_pct if move else None)} is within normal variation"
-                      + (f" (z={z:+.1f})" if z is not None else ""))
-        )  # fmt: skip
-    return causes
+    if segments is not None and broad_move and (significant or short) and not explained and not seasonal:
+        causes.append(RootCause(kind="broad_based", contribution=1.0, evidence=broad_words(segments, spec)))
+    return causes + _unmoved(causes, evidence)
+
+
+def _unmoved(causes: list[RootCause], evidence: Evidence) -> list[RootCause]:
+    """Nothing found, and the move is within normal variation (or too small to judge on a short
+    history, which is said as such)."""
+    move = evidence.movement
+    if causes or evidence.significant:
+        return []
+    if move is not None and move.short_history:
+        text = f"{pct(move.change_pct)} is a small move; {_too_short(move)} to tell it from normal variation"
+        return [RootCause(kind="no_change", contribution=None, evidence=text)]
+    z = move.z if move is not None else None
+    text = f"{pct(move.change_pct if move else None)} is within normal variation" + (
+        f" (z={z:+.1f})" if z is not None else ""
+    )
+    return [RootCause(kind="no_change", contribution=None, evidence=text)]
+
+
+def _too_short(move: Movement) -> str:
+    n = move.comparable_windows
+    return f"only {n:.0f} comparable earlier window{'s' if round(n) != 1 else ''}, too few"
+
+
+def _whole(evidence: Evidence, spec: AnalysisSpec) -> RootCause:
+    """A single series that moved: the whole metric is the segment; nothing splits it further."""
+    m = evidence.movement
+    assert m is not None
+    how = f"z={m.z:+.1f} against its recent history" if m.z is not None else _too_short(m) + " to score it"
+    return RootCause(
+        kind="segment_change", segment={}, contribution=1.0, change=m.change,
+        evidence=f"{spec.metric}: {num(m.baseline)} -> {num(m.current)} ({pct(m.change_pct)}, {how}); "
+        "the data has no dimension to split it by",
+    )  # fmt: skip
+
+
+def broad_words(segments: SegmentExplanation, spec: AnalysisSpec) -> str:
+    """A broad move said with its spread: "all 5 regions fell, by 3% to 5%"."""
+    b = segments.broad
+    if not b.dimensions:
+        return f"every segment moved about {pct(b.change_pct)}"
+    way = "rose" if (b.change_pct or 0) > 0 else "fell"
+    parts = []
+    for d in b.dimensions:
+        who = f"all {d.values}" if d.with_total == d.values else f"{d.with_total} of {d.values}"
+        spread = (
+            f"by {pct(d.min_pct)} to {pct(d.max_pct)}"
+            if d.values <= 5
+            else f"the middle half by {pct(d.low_pct)} to {pct(d.high_pct)}"
+        )
+        parts.append(f"{who} {value(d.dimension)} values {way}, {spread}")
+    return f"{spec.metric} moved {pct(b.change_pct)} and no segment departed from it: " + "; ".join(parts)
+
+
+def _beyond_fair_share(e: Segment, segments: SegmentExplanation | None) -> bool:
+    """A one-dimension element is a cause only when it departed from its fair share (what it
+    would have changed at the rest's rate); deeper elements were chosen by localization, which
+    already weighs each against its siblings."""
+    if segments is None or len(e.segment) != 1:
+        return True
+    dim = next(iter(e.segment))
+    spread = next((d for d in segments.broad.dimensions if d.dimension == dim), None)
+    if spread is None:
+        return True
+    return any(f.segment == e.segment for f in spread.departing)
+
+
+OFFSET_Z = 4.0  # an offsetting segment, far outside its own history: many are scored
+OUTRAN_Z = 3.0  # a segment's own move, against its own history, that a noisy total cannot hide
+CARRIES = (0.5, 1.5)  # ... when it carries the net change (not one of several offsetting moves)
+
+
+def _outran(e: Segment, segments: SegmentExplanation | None) -> bool:
+    """Within normal variation for the total, yet one segment moved far outside its own history
+    and carries the net change: the total's noisy history hid it (measles in one state)."""
+    if segments is None or not (CARRIES[0] <= e.share <= CARRIES[1]):
+        return False
+    own = next((m for m in segments.movers if m.segment == e.segment), None)
+    return own is not None and abs(own.z) >= OUTRAN_Z and _beyond_fair_share(e, segments)
 
 
 def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None = None) -> RootCause:
@@ -127,13 +208,18 @@ def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | Non
     )
 
 
-def _leaders(leaders: list[Segment], kind: CauseKind) -> list[RootCause]:
+def _leaders(leaders: list[Segment], kind: CauseKind, evidence: Evidence) -> list[RootCause]:
     """The segments that moved most, named with the caveat that nothing measured their noise: the
     largest mover, and the largest one that moved against the total, if any."""
     movers = [s for s in leaders if abs(s.share) >= MIN_SHARE]
+    if not movers:
+        return []
     against = [s for s in movers if s.share < 0]
     picked = movers[:1] + [s for s in against[:1] if s is not movers[0]]
-    caveat = "ranked by contribution; too little history to tell it from normal variation"
+    m = evidence.movement
+    caveat = "ranked by contribution; " + (
+        _too_short(m) if m is not None else "too little history"
+    ) + " to tell it from normal variation"
     return [_moved(s, kind, f", {s.share:.0%} of the change ({caveat})") for s in picked]
 
 
@@ -168,7 +254,7 @@ def _offsetting(
     for m in segments.movers:
         against = any(m.change * c < 0 for c in moved)
         small = abs(m.change) < MIN_OF_LEADER * leader
-        if not against or small or seen & set(m.segment) or any(_overlaps(m.segment, s) for s in taken):
+        if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment) or any(_overlaps(m.segment, s) for s in taken):
             continue
         taken, seen = [*taken, m.segment], seen | set(m.segment)
         share = round(m.change / segments.total_change, 3) if segments.total_change else None
@@ -186,19 +272,26 @@ def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
 
 
 def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
+    """How sure the conclusion is: high only for a move far outside normal variation that the
+    causes explain; a move merely unusual, or one the history is too short to judge, is at most
+    medium, and medium on a short history only when the analysis explained it all."""
     if not causes:
         return "low"
     top = causes[0]
-    z = evidence.movement.z if evidence.movement is not None else None
+    move = evidence.movement
+    z = move.z if move is not None else None
     if top.kind == "no_change":
+        if move is not None and move.short_history:
+            return "low"
         return "high" if z is not None and abs(z) < 2 else "medium"
-    if z is None:
-        return "low"  # no history: nothing says how unusual this is
     share = abs(top.contribution or 0) if top.kind not in ("broad_based", "seasonality") else 1.0
     total = sum(abs(c.contribution or 0) for c in causes if c.kind != "broad_based")
     level: Confidence = "high" if share >= 0.6 or total >= 0.8 else "medium" if share >= 0.3 else "low"
-    if level == "high" and not evidence.significant:
-        return "medium"  # the total itself is within normal variation
+    if move is None or move.short_history or z is None:
+        named = bool(top.segment) or top.kind in ("data_quality", "mix_shift")
+        return "medium" if named and share >= 0.8 and share <= 1.5 else "low"
+    if level == "high" and not move.strong:
+        return "medium"  # unusual, but not far outside normal variation
     return level
 
 
@@ -207,7 +300,7 @@ WORDS: dict[CauseKind, Callable[[RootCause], str]] = {
     "seasonality": lambda c: "seasonality (the same period a year earlier moved alike)",
     "mix_shift": lambda c: f"a mix shift away from {seg(c.segment)}",
     "rate_change": lambda c: f"the rate changing inside {seg(c.segment)}",
-    "segment_change": lambda c: f"{seg(c.segment)}",
+    "segment_change": lambda c: f"{seg(c.segment)}" if c.segment else "a move of the whole series",
     "broad_based": lambda c: "a broad-based move across all segments",
     "no_change": lambda c: "nothing: the movement is within normal variation",
 }
@@ -249,9 +342,15 @@ def conclusion_text(
     if not causes:
         return head + " No root cause could be established from the evidence gathered."
     if causes[0].kind == "no_change":
+        if move is not None and move.short_history:
+            return f"{head} That is a small move, and there are {_too_short(move)} to tell it from normal variation."
         z = move.z if move is not None else None
-        against = f" (z={z:+.1f} against earlier windows)" if z is not None else ""
+        against = f" (z={z:+.1f} against recent earlier windows)" if z is not None else ""
         return f"{head} That is within normal variation{against}: there is no root cause to find."
+    if move is not None and move.short_history:
+        head += f" The history has {_too_short(move)} to say how unusual this is."
+    elif move is not None and move.z is not None and not move.significant:
+        head += f" The total is within normal variation (z={move.z:+.1f}), but one segment is not."
     words = dict(WORDS)
     if evidence.ratio is not None and any(
         d.dimension == evidence.ratio.dimension and d.top_mix_weight_change > 0

@@ -291,10 +291,13 @@ def _check_windows(dates: list[date], spec: AnalysisSpec, first: date, last: dat
         n = g.index(last) - g.index(first) + 1
         span = f"the data covers {g.label(first)} to {g.label(last)} ({g.count(n)}, {g.adjective})"
     # a window that sticks out of the data would compare a partial sum with a full one
-    if g.index(spec.current.end) > g.index(last):
-        after = "" if spec.grain == "day" else f" (its last {g.name} is {g.label(spec.current.end)})"
+    # a window that runs past the data's end is answered: the quality checks name the periods
+    # with no rows yet as the data problem they are; one that starts after it has nothing to say
+    if g.index(spec.current.start) > g.index(last):
+        last_words = last.isoformat() if spec.grain == "day" else f"its last {g.name} is {g.label(last)}"
         raise DataError(
-            f"the window ends {spec.current.end}, after the data{after}; {span}: pick an earlier --end"
+            f"the window starts {spec.current.start}, after the data ({last_words}); {span}: "
+            "pick an earlier --end"
         )
     if g.index(spec.baseline.start) < g.index(first):
         raise DataError(
