@@ -35,6 +35,8 @@ class Seasonality(BaseModel):
     available: bool  # enough history for at least one comparison
     reason: str | None = None  # why it cannot be tested, when not available
     best_lag: str | None = None  # the best comparison's lag in words: "12 months", "364 days"
+    alike: int = 0  # earlier years whose same windows moved the current change's way
+    years: int = 0  # earlier years compared (data coarser than days: up to `YEARS`)
 
 
 def _lags(spec: AnalysisSpec) -> tuple[Grain, list[int], str | None]:
@@ -56,7 +58,11 @@ def _lags(spec: AnalysisSpec) -> tuple[Grain, list[int], str | None]:
     lag = per_year // size
     if spec.window_periods >= lag:
         return g, [], "the window is a year or longer, as long as the season itself"
-    return g, [lag], None
+    return g, [lag * k for k in range(1, YEARS + 1)], None
+
+
+YEARS = 5  # earlier years whose same windows are compared, where the data has them
+MOST = 2 / 3  # seasonal over several years: this many moved alike, and their median is close
 
 
 def _shifted(g: Grain, w: Window, lag: int) -> Window:
@@ -99,17 +105,23 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
             f"to {_shifted(g, spec.current, lags[0]).end})"
         )
     best = None
+    scored = [c for c in comps if c.change_pct is not None]
     if cur_pct is not None:
-        scored = [c for c in comps if c.change_pct is not None]
         best = min(scored, key=lambda c: abs((c.change_pct or 0) - cur_pct), default=None)
-    seasonal = bool(
-        best is not None
-        and cur_pct is not None
-        and best.change_pct is not None
-        and cur_pct != 0
-        and best.change_pct * cur_pct > 0
-        and abs(best.change_pct - cur_pct) <= tolerance * abs(cur_pct)
-    )
+    alike = [c for c in scored if cur_pct and (c.change_pct or 0) * cur_pct > 0]
+    if g.unit != "day" and len(scored) >= 2 and cur_pct:
+        # several years: most moved this way, and the usual move is about this size
+        usual = float(pd.Series([c.change_pct for c in scored]).median())
+        seasonal = len(alike) >= MOST * len(scored) and abs(usual - cur_pct) <= tolerance * abs(cur_pct)
+    else:
+        seasonal = bool(
+            best is not None
+            and cur_pct is not None
+            and best.change_pct is not None
+            and cur_pct != 0
+            and best.change_pct * cur_pct > 0
+            and abs(best.change_pct - cur_pct) <= tolerance * abs(cur_pct)
+        )
     return Seasonality(
         metric=spec.metric,
         change_pct=cur_pct,
@@ -120,4 +132,6 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
         available=bool(comps),
         reason=None if comps else reason,
         best_lag=best.lag if best else None,
+        alike=len(alike),
+        years=len(scored),
     )

@@ -175,6 +175,18 @@ class SegmentMove(BaseModel):
     z: float
 
 
+class Departure(BaseModel):
+    """A segment that carries the net change, and how unusual its departure from the rest's rate
+    is: (its change - the rest's change) in percent, scored against the same difference in its
+    own earlier comparable windows."""
+
+    segment: dict[str, str]
+    pct: float | None
+    rest_pct: float | None
+    share: float  # of the net change
+    z: float | None  # None: too little history to score it
+
+
 class SegmentExplanation(BaseModel):
     kind: Literal["segments"] = "segments"
     metric: str
@@ -191,6 +203,11 @@ class SegmentExplanation(BaseModel):
         default_factory=list,
         description="single-dimension segments outside their own normal variation (with `table`): "
         "what offsets when the total barely moves",
+    )
+    departures: list[Departure] = Field(
+        default_factory=list,
+        description="segments that carry most of the net change, with how far their departure from "
+        "the rest's rate lies outside their own history of such departures (with `table`)",
     )
 
 
@@ -243,7 +260,62 @@ def explain_segments(
         movers=[]
         if (table is None and history is None) or spec.denominator
         else own_history_movers(table, spec, history=history),
+        departures=[]
+        if (table is None and history is None) or spec.denominator
+        else departures(cube, spec, table, history),
     )
+
+
+CARRY = 0.5  # a segment carries the net change with at least half of it
+
+
+def departures(cube: pd.DataFrame, spec: AnalysisSpec, table: Any, history: DimensionHistory | None) -> list[Departure]:
+    """Each single-dimension segment that carries at least `CARRY` of the net change, its rate
+    against the rest's, scored against its own history of that difference (a sum metric)."""
+    from .history import dimension_history
+
+    n = spec.numerator
+    total = float(cube[CUR + n].sum() - cube[BASE + n].sum())
+    if not total:
+        return []
+    history = history if history is not None else dimension_history(table, spec)
+    out = []
+    for dim in spec.dimensions:
+        g = cube.groupby(dim, observed=True)[[CUR + n, BASE + n]].sum()
+        tot = g.sum()
+        for value, row in g.iterrows():
+            share = float(row[CUR + n] - row[BASE + n]) / total
+            if share < CARRY:
+                continue
+            rest = tot - row
+            pct, rest_pct = pct_change(row[CUR + n], row[BASE + n]), pct_change(rest[CUR + n], rest[BASE + n])
+            out.append(Departure(segment={dim: str(value)}, pct=pct, rest_pct=rest_pct, share=share,
+                                 z=_departure_z(history.frames[dim], spec, dim, str(value), pct, rest_pct)))  # fmt: skip
+    return out
+
+
+def _departure_z(frame: pd.DataFrame, spec: AnalysisSpec, dim: str, value: str, pct: float | None,
+                 rest_pct: float | None) -> float | None:  # fmt: skip
+    """How unusual (pct - rest_pct) is among the same difference in earlier comparable windows."""
+    from .movement import MIN_HISTORY, RECENT, _wide_changes, overlap
+
+    if pct is None or rest_pct is None or frame.empty:
+        return None
+    wide = frame.pivot_table(index="date", columns=dim, values="value", aggfunc="sum").sort_index()
+    wide.columns = wide.columns.astype(str)
+    if value not in wide.columns:
+        return None
+    two = pd.DataFrame({"seg": wide[value], "rest": wide.drop(columns=[value]).sum(axis=1, min_count=1)})
+    changes = _wide_changes(two, spec)
+    diff = changes[:, 0] - changes[:, 1]
+    diff = diff[np.isfinite(diff)]
+    step = overlap(spec)
+    if len(diff) / step < MIN_HISTORY:
+        return None
+    recent = diff[-int(RECENT * step) :]
+    med = float(np.median(recent))
+    spread = float(1.4826 * np.median(np.abs(recent - med))) or float(np.std(recent))
+    return (pct - rest_pct - med) / spread if spread else None
 
 
 MOVER_Z = 3.0  # the verdict asks more (4) of a segment that only offsets others: many are scored

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from investigator.analysis.causes import CauseKind, RootCause
-from investigator.analysis.segments import Segment, SegmentExplanation
+from investigator.analysis.seasonality import Seasonality
+from investigator.analysis.segments import Departure, Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.movement import Movement
 from investigator.fmt import num, pct, seg, value
@@ -47,14 +48,13 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     dq_whole = sum(i.share for i in dq if not i.segment)
     explained = abs(dq_whole) >= DQ_DOMINATES
     season = evidence.seasonality
-    if season is not None and season.seasonal and significant and not explained:
-        lag = season.best_lag or f"{season.best_lag_days} days"
+    material = significant or abs(move.change_pct or 0) >= SEASON_MATERIAL if move is not None else significant
+    if season is not None and season.seasonal and material and not explained:
         causes.append(
             RootCause(
                 kind="seasonality",
                 contribution=round(min(1.0, (season.best_change_pct or 0) / (season.change_pct or 1)), 3),
-                evidence=f"{lag} earlier the same windows moved "
-                f"{pct(season.best_change_pct)} (now {pct(season.change_pct)})",
+                evidence=season_words(season),
             )
         )
     seasonal = any(c.kind == "seasonality" for c in causes)  # the season moved everything alike
@@ -101,6 +101,9 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
         causes.append(_moved(e, kind, f", {e.share:.0%} of the change{held}", segment))
     if not significant and listed and segments is not None:
         causes += _offsetting(segments, causes, listed + dq_segments, kind, leader)
+    if not significant and not short and not listed and not causes:
+        causes += _outrunners(segments, kind)
+        listed += [c.segment for c in causes]
     movers = [] if segments is None or explained else segments.leaders
     movers = [s for s in movers if not any(_overlaps(s.segment, d) for d in dq_segments)]
     broad_move = segments is not None and segments.broad.broad
@@ -117,6 +120,20 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     if segments is not None and broad_move and (significant or short) and not explained and not seasonal:
         causes.append(RootCause(kind="broad_based", contribution=1.0, evidence=broad_words(segments, spec)))
     return causes + _unmoved(causes, evidence)
+
+
+SEASON_MATERIAL = 0.05  # a usual seasonal move this size is the answer even within normal variation
+
+
+def season_words(season: Seasonality) -> str:
+    lag = season.best_lag or f"{season.best_lag_days} days"
+    if season.years >= 2:
+        changes = [c.change_pct for c in season.comparisons if c.change_pct is not None]
+        return (
+            f"the same windows moved alike in {season.alike} of {season.years} earlier years "
+            f"({pct(min(changes))} to {pct(max(changes))}; now {pct(season.change_pct)})"
+        )
+    return f"{lag} earlier the same windows moved {pct(season.best_change_pct)} (now {pct(season.change_pct)})"
 
 
 def _unmoved(causes: list[RootCause], evidence: Evidence) -> list[RootCause]:
@@ -184,17 +201,37 @@ def _beyond_fair_share(e: Segment, segments: SegmentExplanation | None) -> bool:
 
 
 OFFSET_Z = 4.0  # an offsetting segment, far outside its own history: many are scored
-OUTRAN_Z = 3.0  # a segment's own move, against its own history, that a noisy total cannot hide
-CARRIES = (0.5, 1.5)  # ... when it carries the net change (not one of several offsetting moves)
+OUTRAN_Z = 3.0  # a departure from the rest's rate, against the segment's own history of them
+CARRIES = (0.5, 1.5)  # ... by a segment that carries the net change (not one of several offsetting)
 
 
 def _outran(e: Segment, segments: SegmentExplanation | None) -> bool:
-    """Within normal variation for the total, yet one segment moved far outside its own history
-    and carries the net change: the total's noisy history hid it (measles in one state)."""
-    if segments is None or not (CARRIES[0] <= e.share <= CARRIES[1]):
-        return False
-    own = next((m for m in segments.movers if m.segment == e.segment), None)
-    return own is not None and abs(own.z) >= OUTRAN_Z and _beyond_fair_share(e, segments)
+    """Within normal variation for the total, yet one segment departed from the rest's rate far
+    beyond its own history of such departures and carries the net change: the total's noisy
+    history hid it (measles in one state)."""
+    d = _departure(e.segment, segments)
+    return d is not None and CARRIES[0] <= e.share <= CARRIES[1] and _beyond_fair_share(e, segments)
+
+
+def _departure(segment: dict[str, str], segments: SegmentExplanation | None) -> Departure | None:
+    found = [d for d in (segments.departures if segments else []) if d.segment == segment]
+    return next((d for d in found if d.z is not None and abs(d.z) >= OUTRAN_Z), None)
+
+
+def _outrunners(segments: SegmentExplanation | None, kind: CauseKind) -> list[RootCause]:
+    """`_outran` for segments localization did not return (it judged the total's noise)."""
+    out = []
+    for d in segments.departures if segments else []:
+        if d.z is None or abs(d.z) < OUTRAN_Z or not (CARRIES[0] <= d.share <= CARRIES[1]):
+            continue
+        lead = next((s for s in segments.leaders if s.segment == d.segment), None) if segments else None
+        if lead is None:
+            continue
+        out.append(
+            _moved(lead, kind, f", {d.share:.0%} of the change: {pct(d.pct)} while the rest moved "
+                   f"{pct(d.rest_pct)}, a departure of z={d.z:+.1f} against its own history")
+        )  # fmt: skip
+    return out[:1]
 
 
 def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None = None) -> RootCause:
@@ -297,7 +334,7 @@ def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
 
 WORDS: dict[CauseKind, Callable[[RootCause], str]] = {
     "data_quality": lambda c: f"a data problem ({c.detail}, {seg(c.segment)})",
-    "seasonality": lambda c: "seasonality (the same period a year earlier moved alike)",
+    "seasonality": lambda c: f"seasonality ({c.evidence})",
     "mix_shift": lambda c: f"a mix shift away from {seg(c.segment)}",
     "rate_change": lambda c: f"the rate changing inside {seg(c.segment)}",
     "segment_change": lambda c: f"{seg(c.segment)}" if c.segment else "a move of the whole series",
