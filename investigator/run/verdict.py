@@ -80,8 +80,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     kind: CauseKind = "rate_change" if spec.is_ratio else "segment_change"
     segments = evidence.segments
     elements = [] if (ratio and ratio.driver == "mix") or segments is None else segments.elements
-    if not significant and not short:  # within normal variation: only what outran its own history
-        elements = [e for e in elements if _outran(e, segments)]
+    if not significant and not short:  # within normal variation: only what the total hid
+        elements = _hidden(elements, segments)
     leader = max((abs(e.change) for e in elements), default=0.0)
     listed: list[dict[str, str]] = []
     for e in elements:
@@ -211,6 +211,20 @@ def _outran(e: Segment, segments: SegmentExplanation | None) -> bool:
     history hid it (measles in one state)."""
     d = _departure(e.segment, segments)
     return d is not None and CARRIES[0] <= e.share <= CARRIES[1] and _beyond_fair_share(e, segments)
+
+
+def _hidden(elements: list[Segment], segments: SegmentExplanation | None) -> list[Segment]:
+    """Localized segments that are causes although the total stayed within normal variation: one
+    that outran its own history or is new and carries the net change, or moves that cancel out
+    across different dimensions (a country up, a channel down: two events). Values of one
+    dimension that offset each other are a substitution inside it (one class relabelled as
+    another, a phone swapped for another): the total did not move, and that is the answer."""
+    kept = [e for e in elements if _outran(e, segments) or (e.baseline == 0 and CARRIES[0] <= e.share)]
+    ups = {d for e in elements if e.change > 0 for d in e.segment}
+    downs = {d for e in elements if e.change < 0 for d in e.segment}
+    if ups and downs and ups != downs and not (ups & downs):
+        return elements  # offsetting across dimensions
+    return kept
 
 
 def _departure(segment: dict[str, str], segments: SegmentExplanation | None) -> Departure | None:
@@ -387,7 +401,8 @@ def conclusion_text(
     if move is not None and move.short_history:
         head += f" The history has {_too_short(move)} to say how unusual this is."
     elif move is not None and move.z is not None and not move.significant:
-        head += f" The total is within normal variation (z={move.z:+.1f}), but one segment is not."
+        inside = "one segment inside it is not" if len(causes) == 1 else "segments inside it moved"
+        head += f" The total is within normal variation (z={move.z:+.1f}), but {inside}."
     words = dict(WORDS)
     if evidence.ratio is not None and any(
         d.dimension == evidence.ratio.dimension and d.top_mix_weight_change > 0
