@@ -39,7 +39,7 @@ class QualityIssue(BaseModel):
 class QualityReport(BaseModel):
     kind: Literal["quality"] = "quality"
     metric: str
-    numerator_change: float
+    numerator_change: float  # the change the shares are of: the numerator's; a ratio's own change for a ratio
     issues: list[QualityIssue]
 
     @property
@@ -551,6 +551,49 @@ def _change(daily: pd.DataFrame, spec: AnalysisSpec) -> float:
     return total(spec.current) - total(spec.baseline)
 
 
+def _ratio_of(table: Any, spec: AnalysisSpec, w: Window, segment: dict[str, str]) -> float:
+    """The ratio over a window, within a segment ({}: all of it); NaN when it has no denominator."""
+    t = queries.measured(queries.leaves(table), spec)
+    cond = queries._in(t, spec, w.start, w.end)
+    for k, v in segment.items():
+        cond &= t[k].cast("string") == v
+    agg = {m: queries.measure(t, spec, m) for m in spec.measures}
+    row = t.filter(cond).aggregate(**agg).to_pandas().iloc[0]
+    n, d = (float(row[m]) if pd.notna(row[m]) else 0.0 for m in spec.measures)
+    return n / d if d else float("nan")
+
+
+def _in_ratio_units(issues: list[QualityIssue], table: Any, daily: pd.DataFrame, spec: AnalysisSpec) -> float:
+    """Restate each issue's effect in the ratio's own units and return the ratio's change. A data
+    problem added `e` to the numerator (negative when rows are missing) at the rate of the rows it
+    touched (the segment's baseline rate, else the whole baseline's); without it the ratio would
+    be (N - e) / (D - e / rate). Missing rows of a below-average segment raise the ratio, and
+    nulls in the numerator lower it. Amounts are then in the metric's units, shares of its change."""
+    d = spec.denominator
+    assert d is not None
+
+    def sums(w: Window) -> tuple[float, float]:
+        rows = daily[daily["date"].between(w.start, w.end)]
+        return float(rows[spec.numerator].sum()), float(rows[d].sum())
+
+    (n1, d1), (n0, d0) = sums(spec.current), sums(spec.baseline)
+    if not d1 or not d0:
+        return 0.0
+    whole = n0 / d0
+    for i in issues:
+        if not i.effect:
+            continue
+        if i.detail == "null_values":  # the numerator lost values, the denominator kept its rows
+            i.effect = n1 / d1 - (n1 - i.effect) / d1
+            continue
+        rate = _ratio_of(table, spec, spec.baseline, i.segment) if i.segment else whole
+        rate = rate if np.isfinite(rate) and rate else whole
+        without = (n1 - i.effect) / (d1 - i.effect / rate) if d1 - i.effect / rate else float("nan")
+        i.effect = n1 / d1 - without if np.isfinite(without) else 0.0
+        i.evidence += f"; in {spec.metric}: {i.effect:+.4g}"
+    return n1 / d1 - n0 / d0
+
+
 def quality_checks(
     table: Any,
     spec: AnalysisSpec,
@@ -582,6 +625,8 @@ def quality_checks(
     )
 
     change = _change(daily, spec)
+    if spec.is_ratio:
+        change = _in_ratio_units(issues, table, daily, spec)
     for i in issues:
         i.share = float(np.clip(i.effect / change, -1.0, 1.0)) if change else 0.0
     issues.sort(key=lambda i: -abs(i.share))
