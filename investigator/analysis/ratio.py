@@ -118,8 +118,10 @@ def decompose_ratio(cube: pd.DataFrame, spec: AnalysisSpec) -> RatioDecompositio
     if mix_share >= 0.5:
         driver, dim, seg, share = "mix", best_mix.dimension, best_mix.top_mix_segment, mix_share
     else:
-        share = best_rate.top_rate / change if change else 0.0
+        from .verify import segment_share  # one definition of a segment's share, checked as claimed
+
         driver, dim, seg = "rate", best_rate.dimension, best_rate.top_rate_segment
+        share = (segment_share(cube, spec, {dim: seg}) or 0.0) if change else 0.0
     return RatioDecomposition(
         metric=spec.metric,
         baseline=float(r0),

@@ -59,7 +59,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
         )
     seasonal = any(c.kind == "seasonality" for c in causes)  # the season moved everything alike
     if not spec.dimensions:  # a single series: the whole of it moved, or nothing did
-        if (significant or short) and not explained and not seasonal and move is not None and move.change:
+        if significant and not explained and not seasonal and move is not None and move.change:
             causes.append(_whole(evidence, spec))
         return causes + _unmoved(causes, evidence)
     # a ratio within normal variation: its mix/rate split is a split of noise
@@ -80,8 +80,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     kind: CauseKind = "rate_change" if spec.is_ratio else "segment_change"
     segments = evidence.segments
     elements = [] if (ratio and ratio.driver == "mix") or segments is None else segments.elements
-    if not significant and not short:  # within normal variation: only what the total hid
-        elements = _hidden(elements, segments)
+    if not significant:  # within normal variation (or too small to judge): only what the total hid
+        elements = _hidden(elements, segments) if not short else []
     leader = max((abs(e.change) for e in elements), default=0.0)
     listed: list[dict[str, str]] = []
     for e in elements:
@@ -107,8 +107,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     movers = [] if segments is None or explained else segments.leaders
     movers = [s for s in movers if not any(_overlaps(s.segment, d) for d in dq_segments)]
     broad_move = segments is not None and segments.broad.broad
-    if not listed and segments is not None and not broad_move and short and not seasonal:
-        causes += _leaders(movers, kind, evidence)  # too little history to tell noise apart
+    if not listed and segments is not None and not broad_move and short and significant and not seasonal:
+        causes += _leaders(movers, kind, evidence, segments)  # too little history to tell noise apart
     elif not listed and not elements and segments is not None and not broad_move and significant:
         causes += _disproportionate(movers, evidence, kind)  # localization was silent on a real move
     if ratio is not None and ratio.driver == "rate" and not elements and not broad_move:
@@ -117,7 +117,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
                       contribution=round(ratio.driver_share, 3),
                       evidence=f"the ratio moved inside {ratio.dimension}={ratio.segment}")
         )  # fmt: skip
-    if segments is not None and broad_move and (significant or short) and not explained and not seasonal:
+    if segments is not None and broad_move and significant and not explained and not seasonal:
         causes.append(RootCause(kind="broad_based", contribution=1.0, evidence=broad_words(segments, spec)))
     return causes + _unmoved(causes, evidence)
 
@@ -259,12 +259,15 @@ def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | Non
     )
 
 
-def _leaders(leaders: list[Segment], kind: CauseKind, evidence: Evidence) -> list[RootCause]:
+def _leaders(
+    leaders: list[Segment], kind: CauseKind, evidence: Evidence, segments: SegmentExplanation | None = None
+) -> list[RootCause]:
     """The segments that moved most, named with the caveat that nothing measured their noise: the
     largest mover, and the largest one that moved against the total, if any."""
-    movers = [s for s in leaders if abs(s.share) >= MIN_SHARE]
+    departing = [f.segment for d in segments.broad.dimensions for f in d.departing] if segments else []
+    movers = [s for s in leaders if abs(s.share) >= MIN_SHARE and s.segment in departing]
     if not movers:
-        return []
+        return []  # every leader moved at the rest's rate: its size, not a cause
     against = [s for s in movers if s.share < 0]
     picked = movers[:1] + [s for s in against[:1] if s is not movers[0]]
     m = evidence.movement
