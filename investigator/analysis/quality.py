@@ -566,7 +566,7 @@ def _ratio_of(table: Any, spec: AnalysisSpec, w: Window, segment: dict[str, str]
 def _in_ratio_units(issues: list[QualityIssue], table: Any, daily: pd.DataFrame, spec: AnalysisSpec) -> float:
     """Restate each issue's effect in the ratio's own units and return the ratio's change. A data
     problem added `e` to the numerator (negative when rows are missing) at the rate of the rows it
-    touched (the segment's baseline rate, else the whole baseline's); without it the ratio would
+    touched (the segment's baseline rate, else the window's own); without it the ratio would
     be (N - e) / (D - e / rate). Missing rows of a below-average segment raise the ratio, and
     nulls in the numerator lower it. Amounts are then in the metric's units, shares of its change."""
     d = spec.denominator
@@ -586,7 +586,9 @@ def _in_ratio_units(issues: list[QualityIssue], table: Any, daily: pd.DataFrame,
         if i.detail == "null_values":  # the numerator lost values, the denominator kept its rows
             i.effect = n1 / d1 - (n1 - i.effect) / d1
             continue
-        rate = _ratio_of(table, spec, spec.baseline, i.segment) if i.segment else whole
+        # a segment's rows at its own rate; whole periods at the window's own rate, which leaves
+        # the ratio where it is: a missing day lowers the numerator and the denominator alike
+        rate = _ratio_of(table, spec, spec.baseline, i.segment) if i.segment else n1 / d1
         rate = rate if np.isfinite(rate) and rate else whole
         without = (n1 - i.effect) / (d1 - i.effect / rate) if d1 - i.effect / rate else float("nan")
         i.effect = n1 / d1 - without if np.isfinite(without) else 0.0

@@ -325,6 +325,9 @@ def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
     return all(a.get(k) == v for k, v in b.items()) or all(b.get(k) == v for k, v in a.items())
 
 
+FULLY = (0.8, 1.2)  # one cause that explains about all of the change
+
+
 def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
     """How sure the conclusion is: high only for a move far outside normal variation that the
     causes explain; a move merely unusual, or one the history is too short to judge, is at most
@@ -343,7 +346,7 @@ def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
     level: Confidence = "high" if share >= 0.6 or total >= 0.8 else "medium" if share >= 0.3 else "low"
     if move is None or move.short_history or z is None:
         named = bool(top.segment) or top.kind in ("data_quality", "mix_shift")
-        return "medium" if named and share >= 0.8 and share <= 1.5 else "low"
+        return "medium" if named and FULLY[0] <= share <= FULLY[1] else "low"
     if level == "high" and not move.strong:
         return "medium"  # unusual, but not far outside normal variation
     return level
@@ -351,7 +354,7 @@ def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
 
 WORDS: dict[CauseKind, Callable[[RootCause], str]] = {
     "data_quality": lambda c: f"a data problem ({c.detail}, {seg(c.segment)})",
-    "seasonality": lambda c: f"seasonality ({c.evidence})",
+    "seasonality": lambda c: f"seasonality ({c.evidence})" if c.evidence else "seasonality",
     "mix_shift": lambda c: f"a mix shift away from {seg(c.segment)}",
     "rate_change": lambda c: f"the rate changing inside {seg(c.segment)}",
     "segment_change": lambda c: f"{seg(c.segment)}" if c.segment else "a move of the whole series",

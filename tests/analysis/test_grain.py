@@ -218,7 +218,7 @@ def test_window_after_the_data_is_refused_in_periods(tmp_path: Path) -> None:
     frame, _ = generate_shaped("monthly", seed=3)
     with pytest.raises(DataError) as e:
         resolved(tmp_path, frame, "1mo", end=date(2024, 4, 2))
-    assert "after the data (its last month is 2024-04)" in str(e.value)
+    assert "after the data (its last month is 2024-03)" in str(e.value)  # the data's last, not the asked
     assert "the data covers 2016-04 to 2024-03 (96 months, monthly)" in str(e.value)
 
 

@@ -112,5 +112,5 @@ def test_movers_are_the_segments_outside_their_own_history() -> None:
     s = spec(dims=list(dims))
     moved = explain_segments(period_cube(table, s), s, table=table).movers
     assert {next(iter(m.segment.items())) for m in moved} >= {("region", "south"), ("source", "display")}
-    assert all(abs(m.z) >= 4 for m in moved)
+    assert all(abs(m.z) >= 3 for m in moved)  # MOVER_Z: the verdict asks 4 of one that only offsets
     assert explain_segments(period_cube(table, s), s).movers == []  # only with the table

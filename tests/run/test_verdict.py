@@ -11,7 +11,16 @@ from investigator.analysis.movement import Movement
 from investigator.analysis.quality import QualityIssue, QualityReport
 from investigator.analysis.ratio import DimensionSplit, RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
-from investigator.analysis.segments import BroadBased, DrillDown, Segment, SegmentExplanation, SegmentMove
+from investigator.analysis.segments import (
+    BroadBased,
+    DimensionSpread,
+    DrillDown,
+    FairShare,
+    Segment,
+    SegmentExplanation,
+    SegmentMove,
+)
+from investigator.analysis.segments import Departure
 from investigator.fmt import num, seg
 from investigator.run.evidence import Evidence
 from investigator.run.verdict import conclusion_text, confidence, root_causes
@@ -38,6 +47,9 @@ def move(z: float | None = -6.0, significant: bool = True, change_pct: float = -
         history_median_pct=0.0 if z is not None else None,
         history_spread_pct=0.03 if z is not None else None,
         significant=significant,
+        comparable_windows=20.0 if z is not None else 2.0,
+        short_history=z is None,
+        strong=z is not None and abs(z) >= 3,
     )
 
 
@@ -46,14 +58,24 @@ def el(segment: dict[str, str], change: float, share: float, baseline: float = 1
 
 
 def segs(
-    elements: list[Segment] | None = None, broad: bool = False, leaders: list[Segment] | None = None
+    elements: list[Segment] | None = None,
+    broad: bool = False,
+    leaders: list[Segment] | None = None,
+    departing: list[dict[str, str]] | None = None,
 ) -> SegmentExplanation:
+    """`departing`: the segments that departed from their fair share (None: no dimension measured)."""
+    dims = []
+    if departing is not None:
+        for dim in ("country", "platform"):
+            gone = [FairShare(segment=d, change=-1.0, fair=0.0, excess=-1.0, share=0.5, pct=None, rest_pct=None)
+                    for d in departing if dim in d]  # fmt: skip
+            dims.append(DimensionSpread(dimension=dim, dispersion=1.0, min_pct=-0.3, max_pct=0.1, departing=gone))
     return SegmentExplanation(
         metric="revenue",
         total_change=-200.0,
         change_pct=-0.2,
         elements=elements or [],
-        broad=BroadBased(metric="revenue", change_pct=-0.2, dimensions=[], broad=broad),
+        broad=BroadBased(metric="revenue", change_pct=-0.2, dimensions=dims, broad=broad),
         leaders=leaders or [],
     )
 
@@ -149,7 +171,7 @@ def test_causes_are_ordered_data_quality_seasonality_segments_broad_based() -> N
 
 
 def test_ratio_causes_are_ordered_data_quality_seasonality_mix() -> None:
-    ev = Evidence(movement=move(), quality=quality(issue(-0.4)), seasonality=season(), ratio=ratio("mix"))
+    ev = Evidence(movement=move(), quality=quality(issue(0.4)), seasonality=season(), ratio=ratio("mix"))
     assert kinds(root_causes(ev, RATIO)) == ["data_quality", "seasonality", "mix_shift"]
 
 
@@ -166,10 +188,11 @@ def test_a_whole_metric_issue_explained_by_a_segment_issue_is_not_listed() -> No
     ("detail", "share", "listed"),
     [
         ("incomplete_recent_data", 0.25, True),
-        ("incomplete_recent_data", -0.3, True),
+        ("incomplete_recent_data", -0.3, False),  # it pushed the metric the other way
         ("incomplete_recent_data", 0.24, False),
         ("duplicates", 0.1, True),  # certain problems count from a tenth of the change
-        ("missing_data", -0.12, True),
+        ("missing_data", 0.12, True),
+        ("missing_data", -0.12, False),  # rows missing while the metric rose cannot explain the rise
         ("duplicates", 0.09, False),
     ],
 )
@@ -198,7 +221,7 @@ def test_a_data_quality_issue_on_a_segment_suppresses_the_segments_it_overlaps()
     ]
 
 
-@pytest.mark.parametrize(("share", "suppressed"), [(0.7, True), (-0.9, True), (0.6, False)])
+@pytest.mark.parametrize(("share", "suppressed"), [(0.7, True), (0.9, True), (0.6, False)])
 def test_a_dominating_whole_metric_data_problem_suppresses_segments_and_broad_based(
     share: float, suppressed: bool
 ) -> None:
@@ -286,10 +309,11 @@ def test_an_insignificant_movement_is_no_change_and_drops_mix_and_seasonality() 
     assert cause.evidence == "-1.0% is within normal variation (z=+1.2)"
 
 
-def test_no_change_without_history_has_no_z() -> None:
+def test_a_small_move_without_history_is_not_called_normal_variation() -> None:
     ev = Evidence(movement=move(z=None, significant=False, change_pct=0.02))
     (cause,) = root_causes(ev, SUM)
-    assert cause.evidence == "+2.0% is within normal variation"
+    assert cause.kind == "no_change"
+    assert cause.evidence == "+2.0% is a small move; only 2 comparable earlier windows, too few to tell it from normal variation"
 
 
 def test_an_insignificant_movement_drops_broad_based() -> None:
@@ -299,11 +323,18 @@ def test_an_insignificant_movement_drops_broad_based() -> None:
 
 def test_without_history_the_largest_movers_are_named_with_a_caveat() -> None:
     leaders = [el(DE, -300, 1.5), el(JP, 100, -0.5), el(WEB, -90, 0.45)]
-    ev = Evidence(movement=move(z=None), segments=segs([], leaders=leaders))
+    ev = Evidence(movement=move(z=None), segments=segs([], leaders=leaders, departing=[DE, JP, WEB]))
     causes = root_causes(ev, SUM)
     assert [(c.segment, c.contribution) for c in causes] == [(DE, 1.5), (JP, -0.5)]  # largest, and against
-    assert all("too little history" in c.evidence for c in causes)
+    assert all("too few to tell it from normal variation" in c.evidence for c in causes)
     assert confidence(causes, ev) == "low"
+
+
+def test_without_history_a_leader_that_moved_at_the_rests_rate_is_not_named() -> None:
+    """Its size made its share: the largest of segments that all fell alike is no cause."""
+    leaders = [el(DE, -300, 0.6), el(JP, -100, 0.2)]
+    ev = Evidence(movement=move(z=None), segments=segs([], leaders=leaders, departing=[]))
+    assert root_causes(ev, SUM) == []
 
 
 def test_with_history_a_leader_moving_in_proportion_to_its_size_is_no_cause() -> None:
@@ -370,7 +401,13 @@ def test_broad_based_counts_as_the_whole_change_on_top_but_not_in_the_total() ->
 
 def test_confidence_is_low_without_causes_or_without_history() -> None:
     assert confidence([], Evidence(movement=move())) == "low"
-    assert confidence([cause("segment_change", 0.9)], Evidence(movement=move(z=None))) == "low"
+    assert confidence([cause("segment_change", 1.5)], Evidence(movement=move(z=None))) == "low"
+
+
+def test_a_short_history_fully_explained_by_one_segment_is_medium() -> None:
+    """Too little history to score the move, but one segment carries all of it: said as such."""
+    assert confidence([cause("segment_change", 0.9)], Evidence(movement=move(z=None))) == "medium"
+    assert confidence([cause("segment_change", 0.5)], Evidence(movement=move(z=None))) == "low"
 
 
 def test_a_high_confidence_drops_to_medium_when_the_total_is_within_normal_variation() -> None:
@@ -379,7 +416,7 @@ def test_a_high_confidence_drops_to_medium_when_the_total_is_within_normal_varia
     assert confidence([cause("data_quality", 0.2)], ev) == "low"
 
 
-@pytest.mark.parametrize(("z", "level"), [(1.9, "high"), (-1.5, "high"), (2.0, "medium"), (None, "medium")])
+@pytest.mark.parametrize(("z", "level"), [(1.9, "high"), (-1.5, "high"), (2.0, "medium"), (None, "low")])
 def test_no_change_confidence_depends_on_how_ordinary_the_move_is(z: float | None, level: str) -> None:
     ev = Evidence(movement=move(z=z, significant=False))
     assert confidence([cause("no_change", None)], ev) == level
@@ -405,11 +442,12 @@ def test_conclusion_for_no_change_gives_the_z_score() -> None:
     causes = root_causes(ev, SUM)
     assert conclusion_text(causes, ev, SUM) == (
         "revenue went from 1.00k to 990.0 (-1.0%) in 2026-03-23..2026-03-29 vs 2026-03-16..2026-03-22. "
-        "That is within normal variation (z=+1.3 against earlier windows): there is no root cause to find."
+        "That is within normal variation (z=+1.3 against recent earlier windows): there is no root cause to find."
     )
     ev = Evidence(movement=move(z=None, significant=False, change_pct=-0.01))
-    assert conclusion_text(root_causes(ev, SUM), ev, SUM).endswith(
-        "That is within normal variation: there is no root cause to find."
+    assert conclusion_text(root_causes(ev, SUM), ev, SUM).endswith(  # never "normal" on a short history
+        "That is a small move, and there are only 2 comparable earlier windows, too few to tell it from "
+        "normal variation."
     )
 
 
@@ -422,7 +460,7 @@ def test_conclusion_names_the_first_three_causes_with_their_shares() -> None:
     ]
     assert conclusion_text(causes, Evidence(movement=move()), SUM) == HEAD + (
         " Explained by a data problem (missing_data, country=JP) (40% of the change); seasonality "
-        "(the same period a year earlier moved alike) (50% of the change); country=DE (moved against the "
+        "(50% of the change); country=DE (moved against the "
         "total: 35% of the change, the other way)."
     )
 
@@ -451,8 +489,13 @@ def mover(segment: dict[str, str], change: float, z: float) -> SegmentMove:
                        change_pct=change / 1000, z=z)  # fmt: skip
 
 
+JP_DEPARTED = Departure(segment=JP, pct=-0.3, rest_pct=0.0, share=1.5, z=-5.0)  # far beyond its own history
+
+
 def test_a_segment_far_outside_its_own_history_that_offsets_a_cause_is_listed() -> None:
-    found = segs([el(JP, -300, 1.5)]).model_copy(update={"movers": [mover(WEB, +250, 6.0)]})
+    found = segs([el(JP, -300, 1.5)]).model_copy(
+        update={"movers": [mover(WEB, +250, 6.0)], "departures": [JP_DEPARTED]}
+    )
     ev = Evidence(movement=move(z=-0.5, significant=False, change_pct=-0.05), segments=found)
     assert [c.segment for c in root_causes(ev, SUM)] == [JP, WEB]
 
@@ -466,9 +509,18 @@ def test_a_segment_far_outside_its_own_history_that_offsets_a_cause_is_listed() 
     ],
 )
 def test_no_other_segment_is_listed_as_offsetting(movers: list[SegmentMove], why: str) -> None:
-    found = segs([el(JP, -300, 1.5)]).model_copy(update={"movers": movers})
+    found = segs([el(JP, -300, 1.5)]).model_copy(update={"movers": movers, "departures": [JP_DEPARTED]})
     ev = Evidence(movement=move(z=-0.5, significant=False, change_pct=-0.05), segments=found)
     assert [c.segment for c in root_causes(ev, SUM)] == [JP], why
+
+
+def test_within_normal_variation_a_localized_segment_that_did_not_outrun_its_history_is_no_cause() -> None:
+    """The total barely moved and JP's fall is ordinary for JP: 150% of a small net change is an
+    offsetting move inside the data, not why the total moved."""
+    slow = JP_DEPARTED.model_copy(update={"z": -1.0})
+    found = segs([el(JP, -300, 1.5)]).model_copy(update={"departures": [slow]})
+    ev = Evidence(movement=move(z=-0.5, significant=False, change_pct=-0.05), segments=found)
+    assert kinds(root_causes(ev, SUM)) == ["no_change"]
 
 
 def test_movers_are_not_read_when_the_total_moved() -> None:
