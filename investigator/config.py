@@ -115,7 +115,7 @@ class RunSettings(BaseModel):
         None, ge=1, description="Conclude gracefully once planner calls used this many tokens."
     )
     verify_tolerance: float = Field(
-        0.25, gt=0, description="How far a claimed share may be from the recomputed one."
+        0.25, gt=0, allow_inf_nan=False, description="How far a claimed share may be from the recomputed one."
     )
     planner: Literal["offline", "llm"] = Field("offline", description="Who decides the next step.")
     sandbox: Literal["auto", "local", "docker", "inprocess"] = Field(
