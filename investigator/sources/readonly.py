@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-__all__ = ["connect_sqlite", "dialect", "duckdb_file", "query_refusal", "read_only_postgres"]
+from investigator.sources.urls import ENV_PREFIX, is_url, scheme
+
+__all__ = [
+    "config_query_refusal",
+    "connect_sqlite",
+    "dialect",
+    "duckdb_file",
+    "query_refusal",
+    "read_only_postgres",
+]
 
 # statements (or parts of one) that write, change the session or reach outside it
 _WRITES = (
@@ -38,6 +47,7 @@ _ESCAPES = {
     "pg_file_unlink", "nextval", "setval", "load_extension", "pg_terminate_backend", "pg_reload_conf",
 }  # fmt: skip
 _DIALECTS = {"mssql": "tsql", "pyspark": "spark", "postgresql": "postgres"}
+_UNREADABLE = "cannot be read as"
 
 
 def dialect(backend: str) -> str | None:
@@ -49,17 +59,31 @@ def dialect(backend: str) -> str | None:
 
 
 def query_refusal(
-    sql: str, dialect: str | None, where: str = "--sql", table: str = "pass --table <view>"
+    sql: str,
+    dialect: str | None,
+    where: str = "--sql",
+    table: str = "pass --table <view>",
+    *,
+    known_dialect: bool = True,
 ) -> str | None:
     """Why `sql` may not be sent to a source, in one line that says what to do; None if it is one
-    read-only SELECT. `where` and `table` name the flag or config key the query came from."""
+    read-only SELECT. `where` and `table` name the flag or config key the query came from. Without
+    `known_dialect` (a config whose source is `env:VAR`), SQL that cannot be parsed passes here: it
+    is checked again, strictly, in the source's own dialect before anything is sent."""
     problem = _problem(sql, dialect)
-    if problem is None:
+    if problem is None or (not known_dialect and problem.startswith(_UNREADABLE)):
         return None
     return (
         f"{where} must be exactly one read-only SELECT, but it {problem}: keep only the SELECT (WITH ... "
         f"SELECT and UNION are fine), or save the query as a view in the database and {table}"
-    )
+    ).lstrip()
+
+
+def config_query_refusal(sql: str, data: str | None, where: str) -> str | None:
+    """`query_refusal` for `sql:` in a config, in the dialect of its `data` when that is a URL."""
+    known = data is not None and is_url(data) and not data.startswith(ENV_PREFIX)
+    name = dialect(scheme(data)) if known and data else None
+    return query_refusal(sql, name, where, "set table: <view>", known_dialect=name is not None)
 
 
 def _problem(sql: str, dialect: str | None) -> str | None:
@@ -75,9 +99,9 @@ def _problem(sql: str, dialect: str | None) -> str | None:
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
-        return f"cannot be read as {dialect or 'SQL'}{where} ({first.get('description', 'parse error')})"
+        return f"{_UNREADABLE} {dialect or 'SQL'}{where} ({first.get('description', 'parse error')})"
     except SqlglotError as e:
-        return f"cannot be read as {dialect or 'SQL'} ({str(e).splitlines()[0][:120]})"
+        return f"{_UNREADABLE} {dialect or 'SQL'} ({str(e).splitlines()[0][:120]})"
     finally:
         quiet.setLevel(level)
     if len(statements) != 1:

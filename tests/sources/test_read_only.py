@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import yaml
 
 from investigator.errors import UserError
 from investigator.sources.warehouse import connect
@@ -230,3 +231,33 @@ def test_a_duckdb_file_open_for_writing_in_this_process_says_what_to_do(
         assert "close" in str(e.value) and "\n" not in str(e.value)
     finally:
         mine.close()
+
+
+# the same check on sql: in configs ---------------------------------------------------------------
+def test_sql_in_metrics_yaml_drops_no_table(duckdb_file: Path, tmp_path: Path) -> None:
+    """A colleague's metrics.yaml runs with your credentials: its query is checked on load."""
+    conf = tmp_path / "configs"
+    conf.mkdir()
+    body = {"expression": "revenue", "data": f"duckdb:///{duckdb_file}", "sql": DROPPED.format(sales="sales")}
+    (conf / "metrics.yaml").write_text(yaml.safe_dump({"metrics": {"rev": body}}))
+    r = cli(
+        "--metric", "rev", "--runs-dir", str(tmp_path / "runs"), env={"INVESTIGATOR_CONFIG_DIR": str(conf)}
+    )
+    assert duckdb_rows(duckdb_file) == 2
+    message = one_line_refusal(r, tmp_path)
+    assert (
+        f"{conf / 'metrics.yaml'}: metric 'rev' is malformed: sql must be exactly one read-only SELECT"
+        in message
+    )
+    assert "holds 2 statements (SELECT; DROP)" in message and message.endswith("set table: <view>")
+
+
+def test_sql_in_metrics_yaml_behind_an_env_url_is_checked_on_load(tmp_path: Path) -> None:
+    conf = tmp_path / "configs"
+    conf.mkdir()
+    body = {"expression": "revenue", "data": "env:SHOP_DB_URL", "sql": STACKED.format(sales="sales")}
+    (conf / "metrics.yaml").write_text(yaml.safe_dump({"metrics": {"rev": body}}))
+    r = cli(
+        "--metric", "rev", "--runs-dir", str(tmp_path / "runs"), env={"INVESTIGATOR_CONFIG_DIR": str(conf)}
+    )
+    assert "metric 'rev' is malformed: sql must be exactly one" in one_line_refusal(r, tmp_path)
