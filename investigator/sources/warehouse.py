@@ -160,14 +160,17 @@ def _query(con: Any, sql: str) -> Any:
     query itself, with no rows. Elsewhere, where `con.sql` fails (a DuckDB 2 cursor method is gone),
     a session-local temporary view of our own stands in (read-only DuckDB and SQLite allow those;
     nothing is written to the data); if that fails too, the first error is the one worth showing."""
+    import sqlglot as sg
+
     if con.name == "postgres":
         return con.sql(sql, schema=_postgres_schema(con, sql))
     try:
         return con.sql(sql)
     except Exception as first:
         name = f"investigator_query_{uuid.uuid4().hex[:12]}"
-        try:
-            con.raw_sql(f"CREATE TEMPORARY VIEW {name} AS {sql}")
+        try:  # the parsed query, as Ibis sends it: never the text, which the engine might split
+            body = sg.parse_one(sql, read=con.dialect).sql(con.dialect)
+            con.raw_sql(f"CREATE TEMPORARY VIEW {name} AS {body}")
             return con.table(name)
         except Exception:
             raise first from None
