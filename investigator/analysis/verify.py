@@ -111,7 +111,8 @@ def verify_causes(
         if problem is None and kind in ("segment_change", "rate_change"):
             if not segment and not spec.dimensions and kind == "segment_change":
                 # a single series: the whole metric is the segment, and it carries all of the change
-                measured = 1.0 if float(cube[CUR + spec.numerator].sum() - cube[BASE + spec.numerator].sum()) else None
+                change = finite(float(cube[CUR + spec.numerator].sum() - cube[BASE + spec.numerator].sum()))
+                measured = 1.0 if change else None  # a NaN change is no change to carry
                 problem = _size(claimed, measured, tolerance)
             elif not segment:
                 problem = f"{kind} needs a segment"

@@ -67,6 +67,16 @@ def test_a_share_the_data_cannot_measure_confirms_nothing(ratio: bool) -> None:
     assert c.measured is None  # the check's record holds no NaN either
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_a_single_series_whose_change_is_no_number_confirms_nothing() -> None:
+    """With no dimensions the whole metric is the cause: it carries all of a change, but a NaN
+    change (infinities in the data) is none to carry."""
+    frame = pd.DataFrame({"cur_revenue": [math.inf], "base_revenue": [math.inf]})
+    cause = {"kind": "segment_change", "segment": {}, "contribution": 1.0}
+    [c] = verify_causes(None, DAILY, frame, spec(dims=[]), [cause]).checks
+    assert not c.ok and c.reason == "the data shows no change for this cause to explain"
+
+
 def test_a_tolerance_that_is_no_number_accepts_nothing() -> None:
     """A false claim (JP carries ~100%, not 20%) with a NaN tolerance: refused, not waved through."""
     [reason] = check([{"kind": "segment_change", "segment": JP, "contribution": 0.2}], tolerance=math.nan)
