@@ -115,7 +115,7 @@ class RunSettings(BaseModel):
         None, ge=1, description="Conclude gracefully once planner calls used this many tokens."
     )
     verify_tolerance: float = Field(
-        0.25, gt=0, description="How far a claimed share may be from the recomputed one."
+        0.25, gt=0, allow_inf_nan=False, description="How far a claimed share may be from the recomputed one."
     )
     planner: Literal["offline", "llm"] = Field("offline", description="Who decides the next step.")
     sandbox: Literal["auto", "local", "docker", "inprocess"] = Field(
@@ -197,6 +197,16 @@ class MetricDefinition(BaseModel):
             parse_measure(side)  # a ValueError names what is wrong
         return value
 
+    @model_validator(mode="after")
+    def _query_only_reads(self) -> Self:
+        """A colleague's `sql:` runs with your credentials: one read-only SELECT, or nothing."""
+        from investigator.sources.readonly import config_query_refusal
+
+        refused = config_query_refusal(self.sql, self.data, "sql") if self.sql else None
+        if refused is not None:
+            raise ValueError(refused)
+        return self
+
 
 def load_metrics() -> dict[str, MetricDefinition]:
     path = config_dir() / "metrics.yaml"
@@ -210,5 +220,6 @@ def load_metrics() -> dict[str, MetricDefinition]:
                 body if isinstance(body, dict) else {"expression": body}
             )
         except ValidationError as e:
-            raise ConfigError(f"{path}: metric {name!r} is malformed: {e.errors()[0]['msg']}") from None
+            problem = e.errors()[0]["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"{path}: metric {name!r} is malformed: {problem}") from None
     return out

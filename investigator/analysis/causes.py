@@ -1,11 +1,13 @@
 """Root causes: the one vocabulary of why a metric moved, shared by the planners, the check that
-recomputes every claimed cause, and the report."""
+recomputes every claimed cause, and the report. Their numbers are finite: a NaN compares false with
+everything, so a check written as "refuse if too far off" would let it through."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, FiniteFloat
 
 CauseKind = Literal[
     "segment_change",  # a segment (any combination of dimension values) moved
@@ -32,10 +34,15 @@ class RootCause(BaseModel):
 
     kind: CauseKind
     segment: dict[str, str] = Field(default_factory=dict)
-    contribution: float | None = Field(
+    contribution: FiniteFloat | None = Field(
         None, description="share of the net change explained; passes 100% when other segments offset"
     )
-    change: float | None = Field(None, description="the change it explains, in the metric's units")
+    change: FiniteFloat | None = Field(None, description="the change it explains, in the metric's units")
     detail: QualityDetail | None = Field(None, description="data_quality only: which problem")
     evidence: str = ""
     verified: bool | None = Field(None, description="recomputed from the data before concluding")
+
+
+def finite(x: float | None) -> float | None:
+    """A number a cause may carry: NaN and infinities (bad data, or a forged result) are none."""
+    return x if x is not None and math.isfinite(x) else None

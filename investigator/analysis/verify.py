@@ -8,12 +8,13 @@ the analysis that would support them. Anything unchecked fails: nothing passes b
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
-from .causes import CauseKind, RootCause
+from .causes import CauseKind, RootCause, finite
 from .movement import movement
 from .quality import quality_checks
 from .queries import BASE, CUR
@@ -68,16 +69,19 @@ def _exists(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> 
 
 def _size(claimed: float | None, measured: float | None, tolerance: float) -> str | None:
     """A claimed share against the measured one. A claim without a number cannot be checked, and a
-    share the data cannot measure (no change at all) does not confirm one: both fail."""
+    share the data cannot measure (no change at all) does not confirm one: both fail. Written as
+    "accept only if within tolerance", so a NaN anywhere (every comparison with it is false) fails."""
     if claimed is None:
         return "the cause carries no share of the change to check (give its contribution)"
-    if measured is None:
+    if not math.isfinite(claimed):
+        return f"claimed share {claimed} is not a number (give its contribution, e.g. 0.78)"
+    if measured is None or not math.isfinite(measured):
         return "the data shows no change for this cause to explain"
+    if claimed * measured >= 0 and abs(claimed - measured) <= tolerance:
+        return None
     if claimed * measured < 0:
         return f"claimed share {claimed:+.0%} but the data says {measured:+.0%} (opposite sign)"
-    if abs(claimed - measured) > tolerance:
-        return f"claimed share {claimed:.0%} but the data says {measured:.0%}"
-    return None
+    return f"claimed share {claimed:.0%} but the data says {measured:.0%}"
 
 
 def verify_causes(
@@ -107,7 +111,8 @@ def verify_causes(
         if problem is None and kind in ("segment_change", "rate_change"):
             if not segment and not spec.dimensions and kind == "segment_change":
                 # a single series: the whole metric is the segment, and it carries all of the change
-                measured = 1.0 if float(cube[CUR + spec.numerator].sum() - cube[BASE + spec.numerator].sum()) else None
+                change = finite(float(cube[CUR + spec.numerator].sum() - cube[BASE + spec.numerator].sum()))
+                measured = 1.0 if change else None  # a NaN change is no change to carry
                 problem = _size(claimed, measured, tolerance)
             elif not segment:
                 problem = f"{kind} needs a segment"
@@ -136,16 +141,16 @@ def verify_causes(
         elif kind == "broad_based":
             problem = None if broad_based(cube, spec).broad else "segments did not move alike"
         elif kind == "no_change":
-            problem = (
-                "the movement is outside normal variation" if movement(daily, spec).significant else None
-            )
+            m = movement(daily, spec)
+            within = m.significant is False and (m.z is None or math.isfinite(m.z))
+            problem = None if within else "the movement is outside normal variation"
         checks.append(
             CauseCheck(
                 index=i,
                 kind=kind,
                 segment=segment,
                 ok=problem is None,
-                measured=measured,
+                measured=finite(measured),
                 reason=problem or "verified",
             )
         )

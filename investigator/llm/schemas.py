@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, TypeVar, cast
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_validator, model_validator
 
 from investigator.run.compress import Compressed, Update
 from investigator.run.decision import CauseKind, Confidence, Decision, DecisionType, RootCause
@@ -26,7 +26,9 @@ class ClaimedCause(BaseModel):
     segment: dict[str, str] = Field(
         default_factory=dict, description="dimension -> value, exactly as in the data; {} = whole metric"
     )
-    contribution: float | None = Field(None, description="share of the change explained, e.g. 0.78")
+    contribution: FiniteFloat | None = Field(
+        None, description="share of the change explained, a finite number, e.g. 0.78"
+    )
     detail: str | None = Field(
         None, description="data_quality only: missing_data, duplicates or incomplete_recent_data"
     )

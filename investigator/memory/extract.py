@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -31,8 +32,9 @@ def memories_of(state: RunState, report: Report) -> list[NewMemory]:
     base = {"run_id": state.run_id, "metric": s.metric}
     out = [NewMemory(type="observation", text=report.conclusion, **base)]  # it names metric and windows
     for c in report.root_causes:
-        if c.verified is False:
-            continue  # the data did not bear it out: nothing to remember
+        no_number = [x for x in (c.contribution, c.change) if x is not None and not math.isfinite(x)]
+        if c.verified is not True or no_number:
+            continue  # the data did not bear it out, or never checked it, or it is no number
         share = f", {c.contribution:.0%} of the change" if c.contribution is not None else ""
         change = f" ({c.change:+,.0f})" if c.change is not None else ""
         label = c.kind + (f" ({c.detail})" if c.detail else "")

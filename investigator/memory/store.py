@@ -108,7 +108,7 @@ class MemoryStore:
         is remembered once."""
         if not memories:
             return []
-        vectors = self.embedder.embed([m.text for m in memories])
+        vectors = self._vectors([m.text for m in memories])
         when = (created or datetime.now(UTC)).timestamp()
         rows = [
             (m.type, m.text, m.run_id, m.metric, m.kind, json.dumps(m.segment, sort_keys=True), when,
@@ -136,6 +136,14 @@ class MemoryStore:
             ]
             db.execute("COMMIT")
         return ids
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """The texts' embeddings, refused if any number is not finite: a NaN compares false with
+        every score, so such a memory could never be ranked."""
+        vectors = self.embedder.embed(texts)
+        if not np.isfinite(vectors).all():
+            raise ValueError(f"the embedder {self.embedder.name} gave non-finite numbers: nothing stored")
+        return vectors
 
     def forget(self, run_id: str) -> int:
         """Remove a run's memories, and any summary that quotes them; returns how many went."""
@@ -288,7 +296,7 @@ class MemoryStore:
         runs = list(dict.fromkeys([m.run_id for m, _ in group] + [s for _, src in group for s in src]))
         head = f"Summary of {len(group)} memories about {metric or 'every metric'}:\n"
         pieces = chunks(head + "\n".join(lines))
-        vectors = self.embedder.embed(pieces)
+        vectors = self._vectors(pieces)
         created = max(m.created for m, _ in group).timestamp()
         uses = sum(m.access_count for m, _ in group)
         with self._connect() as db:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from investigator.analysis.causes import CauseKind, RootCause
+from investigator.analysis.causes import CauseKind, RootCause, finite
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import Departure, Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
@@ -39,7 +39,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     for i in dq:
         causes.append(
             RootCause(kind="data_quality", segment=i.segment, detail=i.detail,
-                      contribution=round(i.share, 3), change=i.effect, evidence=i.evidence)
+                      contribution=_share(i.share), change=finite(i.effect), evidence=i.evidence)
         )  # fmt: skip
     dq_segments = [i.segment for i in dq if i.segment]
     # a value renamed upstream moves between two labels: neither label is a business cause
@@ -53,7 +53,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
         causes.append(
             RootCause(
                 kind="seasonality",
-                contribution=round(min(1.0, (season.best_change_pct or 0) / (season.change_pct or 1)), 3),
+                contribution=_share(min(1.0, (season.best_change_pct or 0) / (season.change_pct or 1))),
                 evidence=season_words(season),
             )
         )
@@ -70,8 +70,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
             RootCause(
                 kind="mix_shift",
                 segment={ratio.dimension: ratio.segment},
-                contribution=round(ratio.driver_share, 3),
-                change=ratio.change * ratio.driver_share,
+                contribution=_share(ratio.driver_share),
+                change=finite(ratio.change * ratio.driver_share),
                 evidence=f"{ratio.dimension}={ratio.segment} share of {spec.denominator} moved "
                 f"{split.top_mix_weight_change:+.1%}; mix explains {num(split.mix)} of the "
                 f"{num(ratio.change)} change",
@@ -114,7 +114,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     if ratio is not None and ratio.driver == "rate" and not elements and not broad_move:
         causes.append(
             RootCause(kind="rate_change", segment={ratio.dimension: ratio.segment},
-                      contribution=round(ratio.driver_share, 3),
+                      contribution=_share(ratio.driver_share),
                       evidence=f"the ratio moved inside {ratio.dimension}={ratio.segment}")
         )  # fmt: skip
     if segments is not None and broad_move and significant and not explained and not seasonal:
@@ -163,7 +163,7 @@ def _whole(evidence: Evidence, spec: AnalysisSpec) -> RootCause:
     assert m is not None
     how = f"z={m.z:+.1f} against its recent history" if m.z is not None else _too_short(m) + " to score it"
     return RootCause(
-        kind="segment_change", segment={}, contribution=1.0, change=m.change,
+        kind="segment_change", segment={}, contribution=1.0, change=finite(m.change),
         evidence=f"{spec.metric}: {num(m.baseline)} -> {num(m.current)} ({pct(m.change_pct)}, {how}); "
         "the data has no dimension to split it by",
     )  # fmt: skip
@@ -253,8 +253,8 @@ def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | Non
     return RootCause(
         kind=kind,
         segment=segment or s.segment,
-        contribution=round(s.share, 3),
-        change=s.change,
+        contribution=_share(s.share),
+        change=finite(s.change),
         evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)}{tail}",
     )
 
@@ -311,14 +311,21 @@ def _offsetting(
         if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment) or any(_overlaps(m.segment, s) for s in taken):
             continue
         taken, seen = [*taken, m.segment], seen | set(m.segment)
-        share = round(m.change / segments.total_change, 3) if segments.total_change else None
+        share = _share(m.change / segments.total_change) if segments.total_change else None
         out.append(
-            RootCause(kind=kind, segment=m.segment, contribution=share, change=m.change,
+            RootCause(kind=kind, segment=m.segment, contribution=share, change=finite(m.change),
                       evidence=f"{seg(m.segment)}: {num(m.baseline)} -> {num(m.current)} "
                       f"({pct(m.change_pct)}, z={m.z:+.1f} against its own history), offsetting the other "
                       "causes in the total")
         )  # fmt: skip
     return out
+
+
+def _share(x: float | None) -> float | None:
+    """A share from the evidence, rounded; a NaN or an infinity (bad data, or a forged result from
+    the kernel) is none, so the cause carries no share and the check refuses it."""
+    f = finite(x)
+    return round(f, 3) if f is not None else None
 
 
 def _overlaps(a: dict[str, str], b: dict[str, str]) -> bool:

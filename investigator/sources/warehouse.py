@@ -13,6 +13,7 @@ from typing import Any
 
 from investigator.analysis.queries import as_dates
 from investigator.errors import DataError, UserError
+from investigator.sources import readonly
 from investigator.sources.urls import expand, redact, scheme, scrub
 
 # backend -> what to install when its driver is missing
@@ -57,6 +58,9 @@ class WarehouseSource:
     def open(self, time_column: str) -> Any:
         """The table (or query) as an Ibis expression, its time column typed as dates."""
         url = expand(self.data)
+        refused = readonly.query_refusal(self.sql, readonly.dialect(scheme(url))) if self.sql else None
+        if refused is not None:
+            raise UserError(refused)
         try:
             con = self._con = self._con or connect(url)
             table = self._source(con)
@@ -99,6 +103,11 @@ class WarehouseSource:
             message = f"bad credentials for {where}: check the user and password ({first})"
         elif any(k in text for k in _PERMISSION):
             message = f"no permission to read {self._what()} at {where}: ask for SELECT on it ({first})"
+        elif "different configuration than existing connections" in text:
+            message = (
+                f"{where} is already open read-write in this process (another DuckDB connection): close "
+                "that connection and run again; the investigator opens database files read-only"
+            )
         elif any(k in text for k in _UNREACHABLE):
             message = f"cannot reach {where}: is the server up and the host and port right? ({first})"
         elif type(error).__name__ == "TableNotFound" or (self.table and any(k in text for k in _MISSING)):
@@ -113,14 +122,20 @@ class WarehouseSource:
 
 def connect(url: str) -> Any:
     """An Ibis connection for a URL: any backend `ibis.connect` knows, and `spark://MASTER`
-    (`spark://local[2]`, or a cluster's master URL) through Ibis's PySpark backend."""
+    (`spark://local[2]`, or a cluster's master URL) through Ibis's PySpark backend. Postgres,
+    DuckDB files and SQLite files are opened read-only (`readonly`); Spark has no such mode."""
     import ibis
 
     kind = scheme(url)
     if kind == "spark":
         return _spark(url)
-    if kind == "postgres" and "connect_timeout" not in url:
-        return ibis.connect(url, connect_timeout=10)
+    if kind == "postgres":
+        timeout = {} if "connect_timeout" in url else {"connect_timeout": 10}
+        return readonly.read_only_postgres(ibis.connect(url, **timeout))
+    if kind == "duckdb" and readonly.duckdb_file(url):
+        return ibis.connect(url, read_only=True)
+    if kind == "sqlite":
+        return readonly.connect_sqlite(url)
     return ibis.connect(url)
 
 
@@ -140,19 +155,45 @@ def _spark(url: str) -> Any:
 
 
 def _query(con: Any, sql: str) -> Any:
-    """A query as a table. Ibis 12 reads a query's schema through a temporary view it then fails to
-    drop on Postgres (sqlglot 30) and through a DuckDB 2 cursor method that is gone: where `con.sql`
-    fails, a session-local temporary view of our own (nothing is written to the data) stands in;
-    if that fails too, the first error is the one worth showing."""
+    """A query (checked: one read-only SELECT) as a table. Ibis 12 reads a query's schema through a
+    temporary view, which a read-only Postgres session refuses: there the schema is read from the
+    query itself, with no rows. Elsewhere, where `con.sql` fails (a DuckDB 2 cursor method is gone),
+    a session-local temporary view of our own stands in (read-only DuckDB and SQLite allow those;
+    nothing is written to the data); if that fails too, the first error is the one worth showing."""
+    import sqlglot as sg
+
+    if con.name == "postgres":
+        return con.sql(sql, schema=_postgres_schema(con, sql))
     try:
         return con.sql(sql)
     except Exception as first:
         name = f"investigator_query_{uuid.uuid4().hex[:12]}"
-        try:
-            con.raw_sql(f"CREATE TEMPORARY VIEW {name} AS {sql}")
+        try:  # the parsed query, as Ibis sends it: never the text, which the engine might split
+            body = sg.parse_one(sql, read=con.dialect).sql(con.dialect)
+            con.raw_sql(f"CREATE TEMPORARY VIEW {name} AS {body}")
             return con.table(name)
         except Exception:
             raise first from None
+
+
+def _postgres_schema(con: Any, sql: str) -> Any:
+    """The query's columns and types, from running it for no rows (as Ibis will send it)."""
+    import ibis
+    import sqlglot as sg
+
+    query: Any = sg.parse_one(sql, read=con.dialect)  # checked: a SELECT
+    probe = sg.select("*").from_(query.subquery("q")).limit(0)
+    with con.con.cursor() as cur, con.con.transaction():
+        cur.execute(probe.sql(con.dialect))
+        columns = [(c.name, c.type_display) for c in cur.description or []]
+    mapper = con.compiler.type_mapper
+    schema = {}
+    for name, kind in columns:
+        try:
+            schema[name] = mapper.from_string(kind)
+        except Exception:  # an enum or a domain: psycopg reads it as text
+            schema[name] = ibis.dtype("string")
+    return ibis.schema(schema)
 
 
 def _spark_path(con: Any, path: str) -> Any:

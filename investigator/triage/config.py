@@ -14,13 +14,32 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from investigator.analysis.grain import BASELINES, WindowError, parse_window
 from investigator.errors import ConfigError
 
 Direction = Literal["both", "up", "down"]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _only_reads(sql: str | None, data: str | None) -> str | None:
+    """`sql:` is a query a colleague may have written, run with the job's credentials: one
+    read-only SELECT, or the config is refused (`sources.readonly`)."""
+    from investigator.sources.readonly import config_query_refusal
+
+    refused = config_query_refusal(sql, data, "") if sql else None
+    if refused is not None:
+        raise ValueError(refused)
+    return sql
 
 
 class Budget(BaseModel):
@@ -40,10 +59,17 @@ class MetricEntry(BaseModel):
 
     metric: str = Field(description="A name from metrics.yaml, a column (summed) or a ratio a/b.")
     data: str | None = None
+    table: str | None = Field(None, description="With a URL `data`: the table (else the job's).")
+    sql: str | None = Field(None, description="With a URL `data`: one SELECT whose result is the data.")
     time_column: str | None = None
     dimensions: list[str] | None = None
     scan_segments: list[str] | None = None
     direction: Direction | None = None
+
+    @field_validator("sql")
+    @classmethod
+    def _sql(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return _only_reads(value, info.data.get("data"))
 
 
 class Target(BaseModel):
@@ -53,6 +79,8 @@ class Target(BaseModel):
     data: str
     time_column: str
     dimensions: list[str] | None
+    table: str | None = None
+    sql: str | None = None
     scan_segments: list[str]
     direction: Direction
 
@@ -63,6 +91,8 @@ class TriageConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     data: str | None = Field(None, description="Default source for every metric.")
+    table: str | None = Field(None, description="With a URL `data`: the table to read.")
+    sql: str | None = Field(None, description="With a URL `data`: one SELECT whose result is the data.")
     time_column: str = "date"
     window: str = "7d"
     baseline: str = "previous"
@@ -98,6 +128,11 @@ class TriageConfig(BaseModel):
             out.append(item)
         return out
 
+    @field_validator("sql")
+    @classmethod
+    def _sql(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return _only_reads(value, info.data.get("data"))
+
     @field_validator("window")
     @classmethod
     def _window(cls, value: str) -> str:
@@ -122,11 +157,14 @@ class TriageConfig(BaseModel):
         return self
 
     def targets(self) -> list[Target]:
-        """Every metric with the job's defaults filled in."""
+        """Every metric with the job's defaults filled in; a metric that names its own data (or
+        table, or query) takes no table or query from the job."""
         return [
             Target(
                 metric=m.metric,
                 data=m.data or self.data or "",
+                table=m.table if m.data or m.table or m.sql else self.table,
+                sql=m.sql if m.data or m.table or m.sql else self.sql,
                 time_column=m.time_column or self.time_column,
                 dimensions=m.dimensions if m.dimensions is not None else self.dimensions,
                 scan_segments=m.scan_segments if m.scan_segments is not None else self.scan_segments,

@@ -54,14 +54,14 @@ def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
     that cannot be read is an item with its `error`."""
     from investigator.sources import open_data
 
-    groups: dict[tuple[str, str, tuple[str, ...]], list[Target]] = {}
-    for target in config.targets():
-        groups.setdefault((target.data, target.time_column, tuple(target.scan_segments)), []).append(target)
+    groups: dict[tuple[str, str | None, str | None, str, tuple[str, ...]], list[Target]] = {}
+    for t in config.targets():
+        groups.setdefault((t.data, t.table, t.sql, t.time_column, tuple(t.scan_segments)), []).append(t)
     items: list[ScanItem] = []
-    for (data, time_column, _), targets in groups.items():
+    for (data, table_name, sql, time_column, _), targets in groups.items():
         started = time.monotonic()
         try:
-            table = open_data(data, time_column)
+            table = open_data(data, time_column, table_name, sql)
             windows = plan_source(table, time_column, config.window, config.baseline, config.end)
             found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
         except Exception as e:

@@ -100,6 +100,8 @@ def request_for(job: Job, config: TriageConfig, end: date) -> Request:
         t.time_column,
         t.dimensions,
         f"Why did {what}{where}? Flagged by the scheduled triage.",
+        table=t.table,
+        sql=t.sql,
     )
 
 

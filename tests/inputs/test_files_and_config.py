@@ -59,6 +59,13 @@ def test_zero_iterations_is_said_in_the_tools_words() -> None:
     assert str(e.value) == "invalid settings: max_iterations must be at least 1 (got 0)"
 
 
+@pytest.mark.parametrize("tolerance", [float("inf"), "nan"])
+def test_a_verify_tolerance_that_is_no_number_is_refused(tolerance: float | str) -> None:
+    """Regression (issue 25): an infinite tolerance would wave every claimed share through."""
+    with pytest.raises(ConfigError, match="verify_tolerance input should be a finite number"):
+        load_settings(verify_tolerance=tolerance)
+
+
 def test_a_named_config_folder_that_does_not_exist_exits_2(tmp_path: Path) -> None:
     r = cli("--metric", "revenue", "--runs-dir", str(tmp_path / "runs"),
             env={"INVESTIGATOR_CONFIG_DIR": str(tmp_path / "nope")})  # fmt: skip
