@@ -28,7 +28,9 @@ def run(tmp_path: Path, frame: pd.DataFrame, metric: str, end: date, **fields: o
     frame.to_parquet(path, index=False)
     settings = load_settings(runs_dir=tmp_path / "runs")
     request = Request(metric=metric, data=str(path), end=end, **fields)  # type: ignore[arg-type]
-    return run_loop(new_run(request, path, settings, "offline"), settings, OfflinePlanner(), InProcessKernel())
+    return run_loop(
+        new_run(request, path, settings, "offline"), settings, OfflinePlanner(), InProcessKernel()
+    )
 
 
 def kinds(report: Report) -> list[str]:
@@ -40,7 +42,8 @@ def monthly(values: dict[str, np.ndarray], start: str = "2015-01-01", dim: str =
     n = len(next(iter(values.values())))
     dates = pd.date_range(start, periods=n, freq="MS")
     return pd.concat(
-        [pd.DataFrame({"date": dates, dim: name, "value": v}) for name, v in values.items()], ignore_index=True
+        [pd.DataFrame({"date": dates, dim: name, "value": v}) for name, v in values.items()],
+        ignore_index=True,
     )
 
 
@@ -118,7 +121,9 @@ def test_a_record_fall_in_a_long_series_with_a_wild_early_era_is_not_normal_vari
     higher and steady (+-2%) since; the last year falls 40%, the largest fall in 50 years."""
     rng = np.random.default_rng(6)
     years = np.arange(1900, 2021)
-    level = np.where(years < 1950, 5 * (1 + rng.normal(0, 0.5, len(years))), 500 * (1 + rng.normal(0, 0.02, len(years))))
+    level = np.where(
+        years < 1950, 5 * (1 + rng.normal(0, 0.5, len(years))), 500 * (1 + rng.normal(0, 0.02, len(years)))
+    )
     level = np.abs(level) + 1
     level[-1] = level[-2] * 0.6
     frame = pd.DataFrame({"year": years, "value": level})
@@ -163,7 +168,10 @@ def test_one_segment_far_outside_its_own_history_carries_a_noisy_total(tmp_path:
     frame = monthly(values, dim="state").assign(date=lambda f: np.tile(years, 10))
     report = run(tmp_path, frame, "value", date(1990, 12, 31), window="1y")
     first = report.root_causes[0]
-    assert (first.kind, first.segment) == ("segment_change", {"state": "s0"}), (report.movement, report.root_causes)
+    assert (first.kind, first.segment) == ("segment_change", {"state": "s0"}), (
+        report.movement,
+        report.root_causes,
+    )
     assert report.confidence != "high"
 
 
@@ -197,7 +205,9 @@ def test_a_single_series_shock_is_the_whole_series_moving(tmp_path: Path) -> Non
     days = pd.date_range("2016-01-01", "2017-10-03", freq="D")
     deaths = rng.poisson(85, len(days)).astype(float)
     deaths[-14:] *= 1.4
-    report = run(tmp_path, pd.DataFrame({"date": days, "deaths": deaths}), "deaths", date(2017, 10, 3), window="2w")
+    report = run(
+        tmp_path, pd.DataFrame({"date": days, "deaths": deaths}), "deaths", date(2017, 10, 3), window="2w"
+    )
     first = report.root_causes[0]
     assert report.status == "concluded" and (first.kind, first.segment) == ("segment_change", {})
     assert first.contribution == 1.0 and report.confidence == "high"
@@ -252,7 +262,8 @@ def test_a_noisy_last_stretch_inside_the_data_is_not_incomplete_recent_data(tmp_
     """Late loads leave the data's last periods short; a window that ends a year before the data
     does is not waiting for any load."""
     rng = np.random.default_rng(15)
-    values = {f"c{i}": noisy(rng, 1000, 120, 0.03) * np.tile([1.1, 1.2, 1.2, 1.1, 1.0, 0.9, 0.8, 0.8, 0.9, 1.0, 1.0, 1.05], 10)
+    year = np.tile([1.1, 1.2, 1.2, 1.1, 1.0, 0.9, 0.8, 0.8, 0.9, 1.0, 1.0, 1.05], 10)  # a season
+    values = {f"c{i}": noisy(rng, 1000, 120, 0.03) * year
               for i in range(4)}  # fmt: skip
     report = run(tmp_path, monthly(values, dim="city"), "value", date(2022, 12, 31), window="1y")
     assert not any(c.detail == "incomplete_recent_data" for c in report.root_causes), report.root_causes
@@ -260,7 +271,11 @@ def test_a_noisy_last_stretch_inside_the_data_is_not_incomplete_recent_data(tmp_
 
 def test_a_series_that_starts_being_reported_is_new_coverage_not_growth(tmp_path: Path) -> None:
     rng = np.random.default_rng(16)
-    values = {"beef": noisy(rng, 1200, 96, 0.03), "pork": noisy(rng, 1000, 96, 0.03), "broilers": np.zeros(96)}
+    values = {
+        "beef": noisy(rng, 1200, 96, 0.03),
+        "pork": noisy(rng, 1000, 96, 0.03),
+        "broilers": np.zeros(96),
+    }
     values["broilers"][-12:] = noisy(rng, 300, 12, 0.05)
     report = run(tmp_path, monthly(values, dim="type"), "value", date(2022, 12, 31), window="1y")
     first = report.root_causes[0]

@@ -410,7 +410,9 @@ def _last_period(daily: pd.DataFrame) -> date | None:
     return None if live.empty else live.max()
 
 
-def find_new_coverage(by_dim: dict[str, pd.DataFrame], spec: AnalysisSpec, change: float) -> list[QualityIssue]:
+def find_new_coverage(
+    by_dim: dict[str, pd.DataFrame], spec: AnalysisSpec, change: float
+) -> list[QualityIssue]:
     """A value that had rows but no value (null or zero) in every period before the window, and
     values in it: the series started being reported, which adds to the total without anything
     having grown (a category null before a date, present after). Its whole current sum is the effect."""

@@ -109,8 +109,10 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
     if cur_pct is not None:
         # several years: the comparable period a year earlier is the one to show; days: the closer
         # of 364 and 365 days back (weekdays or dates aligned), or a week back for short windows
-        best = (scored[0] if scored else None) if g.unit != "day" else min(
-            scored, key=lambda c: abs((c.change_pct or 0) - cur_pct), default=None
+        best = (
+            (scored[0] if scored else None)
+            if g.unit != "day"
+            else min(scored, key=lambda c: abs((c.change_pct or 0) - cur_pct), default=None)
         )
     alike = [c for c in scored if cur_pct and (c.change_pct or 0) * cur_pct > 0]
     if g.unit != "day" and len(scored) >= 2 and cur_pct:

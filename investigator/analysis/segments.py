@@ -247,8 +247,14 @@ def explain_segments(
     total_cur, total_base = float(cube[CUR + n].sum()), float(cube[BASE + n].sum())
     broad = broad_based(cube, spec)
     if not spec.dimensions:  # a single series: nothing to localize, no segment to rank
-        return SegmentExplanation(metric=spec.metric, total_change=total_cur - total_base,
-                                  change_pct=pct_change(total_cur, total_base), elements=[], broad=broad)  # fmt: skip
+        change = pct_change(total_cur, total_base)
+        return SegmentExplanation(
+            metric=spec.metric,
+            total_change=total_cur - total_base,
+            change_pct=change,
+            elements=[],
+            broad=broad,
+        )
     elements = [] if broad.broad else localize_cube(cube, spec, max_elements)
     return SegmentExplanation(
         metric=spec.metric,
@@ -269,7 +275,9 @@ def explain_segments(
 CARRY = 0.5  # a segment carries the net change with at least half of it
 
 
-def departures(cube: pd.DataFrame, spec: AnalysisSpec, table: Any, history: DimensionHistory | None) -> list[Departure]:
+def departures(
+    cube: pd.DataFrame, spec: AnalysisSpec, table: Any, history: DimensionHistory | None
+) -> list[Departure]:
     """Each single-dimension segment that carries at least `CARRY` of the net change, its rate
     against the rest's, scored against its own history of that difference (a sum metric)."""
     from .history import dimension_history
@@ -289,8 +297,8 @@ def departures(cube: pd.DataFrame, spec: AnalysisSpec, table: Any, history: Dime
                 continue
             rest = tot - row
             pct, rest_pct = pct_change(row[CUR + n], row[BASE + n]), pct_change(rest[CUR + n], rest[BASE + n])
-            out.append(Departure(segment={dim: str(value)}, pct=pct, rest_pct=rest_pct, share=share,
-                                 z=_departure_z(history.frames[dim], spec, dim, str(value), pct, rest_pct)))  # fmt: skip
+            z = _departure_z(history.frames[dim], spec, dim, str(value), pct, rest_pct)
+            out.append(Departure(segment={dim: str(value)}, pct=pct, rest_pct=rest_pct, share=share, z=z))
     return out
 
 

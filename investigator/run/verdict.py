@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from investigator.analysis.causes import CauseKind, RootCause, finite
+from investigator.analysis.movement import Movement
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import Departure, Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
-from investigator.analysis.movement import Movement
 from investigator.fmt import num, pct, seg, value
 from investigator.memory.models import ApprovedFact
 from investigator.run.decision import Confidence
@@ -48,7 +48,9 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     dq_whole = sum(i.share for i in dq if not i.segment)
     explained = abs(dq_whole) >= DQ_DOMINATES
     season = evidence.seasonality
-    material = significant or abs(move.change_pct or 0) >= SEASON_MATERIAL if move is not None else significant
+    material = (
+        significant or abs(move.change_pct or 0) >= SEASON_MATERIAL if move is not None else significant
+    )
     if season is not None and season.seasonal and material and not explained:
         causes.append(
             RootCause(
@@ -133,7 +135,9 @@ def season_words(season: Seasonality) -> str:
             f"the same windows moved alike in {season.alike} of {season.years} earlier years "
             f"({pct(min(changes))} to {pct(max(changes))}; now {pct(season.change_pct)})"
         )
-    return f"{lag} earlier the same windows moved {pct(season.best_change_pct)} (now {pct(season.change_pct)})"
+    return (
+        f"{lag} earlier the same windows moved {pct(season.best_change_pct)} (now {pct(season.change_pct)})"
+    )
 
 
 def _unmoved(causes: list[RootCause], evidence: Evidence) -> list[RootCause]:
@@ -271,9 +275,11 @@ def _leaders(
     against = [s for s in movers if s.share < 0]
     picked = movers[:1] + [s for s in against[:1] if s is not movers[0]]
     m = evidence.movement
-    caveat = "ranked by contribution; " + (
-        _too_short(m) if m is not None else "too little history"
-    ) + " to tell it from normal variation"
+    caveat = (
+        "ranked by contribution; "
+        + (_too_short(m) if m is not None else "too little history")
+        + " to tell it from normal variation"
+    )
     return [_moved(s, kind, f", {s.share:.0%} of the change ({caveat})") for s in picked]
 
 
@@ -308,7 +314,13 @@ def _offsetting(
     for m in segments.movers:
         against = any(m.change * c < 0 for c in moved)
         small = abs(m.change) < MIN_OF_LEADER * leader
-        if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment) or any(_overlaps(m.segment, s) for s in taken):
+        if (
+            abs(m.z) < OFFSET_Z
+            or not against
+            or small
+            or seen & set(m.segment)
+            or any(_overlaps(m.segment, s) for s in taken)
+        ):
             continue
         taken, seen = [*taken, m.segment], seen | set(m.segment)
         share = _share(m.change / segments.total_change) if segments.total_change else None
@@ -407,7 +419,8 @@ def conclusion_text(
         return head + " No root cause could be established from the evidence gathered."
     if causes[0].kind == "no_change":
         if move is not None and move.short_history:
-            return f"{head} That is a small move, and there are {_too_short(move)} to tell it from normal variation."
+            few = _too_short(move)
+            return f"{head} That is a small move, and there are {few} to tell it from normal variation."
         z = move.z if move is not None else None
         against = f" (z={z:+.1f} against recent earlier windows)" if z is not None else ""
         return f"{head} That is within normal variation{against}: there is no root cause to find."

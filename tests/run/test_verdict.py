@@ -13,6 +13,7 @@ from investigator.analysis.ratio import DimensionSplit, RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import (
     BroadBased,
+    Departure,
     DimensionSpread,
     DrillDown,
     FairShare,
@@ -20,7 +21,6 @@ from investigator.analysis.segments import (
     SegmentExplanation,
     SegmentMove,
 )
-from investigator.analysis.segments import Departure
 from investigator.fmt import num, seg
 from investigator.run.evidence import Evidence
 from investigator.run.verdict import conclusion_text, confidence, root_causes
@@ -67,9 +67,13 @@ def segs(
     dims = []
     if departing is not None:
         for dim in ("country", "platform"):
-            gone = [FairShare(segment=d, change=-1.0, fair=0.0, excess=-1.0, share=0.5, pct=None, rest_pct=None)
-                    for d in departing if dim in d]  # fmt: skip
-            dims.append(DimensionSpread(dimension=dim, dispersion=1.0, min_pct=-0.3, max_pct=0.1, departing=gone))
+            gone = [
+                FairShare(segment=d, change=-1.0, fair=0.0, excess=-1.0, share=0.5, pct=None, rest_pct=None)
+                for d in departing
+                if dim in d
+            ]
+            spread = DimensionSpread(dimension=dim, dispersion=1.0, min_pct=-0.3, max_pct=0.1, departing=gone)
+            dims.append(spread)
     return SegmentExplanation(
         metric="revenue",
         total_change=-200.0,
@@ -313,7 +317,9 @@ def test_a_small_move_without_history_is_not_called_normal_variation() -> None:
     ev = Evidence(movement=move(z=None, significant=False, change_pct=0.02))
     (cause,) = root_causes(ev, SUM)
     assert cause.kind == "no_change"
-    assert cause.evidence == "+2.0% is a small move; only 2 comparable earlier windows, too few to tell it from normal variation"
+    assert cause.evidence == (
+        "+2.0% is a small move; only 2 comparable earlier windows, too few to tell it from normal variation"
+    )
 
 
 def test_an_insignificant_movement_drops_broad_based() -> None:
@@ -442,7 +448,8 @@ def test_conclusion_for_no_change_gives_the_z_score() -> None:
     causes = root_causes(ev, SUM)
     assert conclusion_text(causes, ev, SUM) == (
         "revenue went from 1.00k to 990.0 (-1.0%) in 2026-03-23..2026-03-29 vs 2026-03-16..2026-03-22. "
-        "That is within normal variation (z=+1.3 against recent earlier windows): there is no root cause to find."
+        "That is within normal variation (z=+1.3 against recent earlier windows): "
+        "there is no root cause to find."
     )
     ev = Evidence(movement=move(z=None, significant=False, change_pct=-0.01))
     assert conclusion_text(root_causes(ev, SUM), ev, SUM).endswith(  # never "normal" on a short history
