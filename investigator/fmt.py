@@ -32,6 +32,36 @@ def num(x: float | None) -> str:
     return f"{x:.4g}" if a < 1 else f"{x:,.1f}"
 
 
+def pair(a: float | None, b: float | None) -> tuple[str, str]:
+    """Two values compared with each other, in one precision that shows their difference:
+    1,050.3 and 1,064.7 (not 1.05k and 1.06k), a price 1.886 and 1.817 (not 1.9 and 1.8)."""
+    try:
+        x, y = float(a), float(b)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return num(a), num(b)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return num(x), num(y)
+    big, diff = max(abs(x), abs(y)), abs(x - y)
+    div, suffix = next(((d, s) for d, s in ((1e9, "B"), (1e6, "M")) if big >= d), (1.0, ""))
+    if not diff or big / div >= 1e4 and not suffix:
+        return num(x), num(y)
+    # two significant digits of the difference and three of the values; whole numbers stay whole
+    small = min((abs(v) for v in (x, y) if v), default=big)
+    decimals = max(0, math.ceil(-math.log10(diff / div)) + 1, math.ceil(-math.log10(small / div)) + 2)
+    if not suffix and x.is_integer() and y.is_integer():
+        decimals = 0
+    elif not suffix and big < 1e4:
+        decimals = max(decimals, 1)
+    decimals = min(decimals, 6)
+    return tuple(f"{v / div:,.{decimals}f}{suffix}" for v in (x, y))  # type: ignore[return-value]
+
+
+def share(x: float) -> str:
+    """A share of the change, rounded once (to the 0.1% a cause's contribution keeps) so that the
+    headline and the evidence show the same number: 0.9754 is 98% in both."""
+    return f"{round(round(x, 3) * 100):.0f}%"
+
+
 def pct(x: float | None) -> str:
     """A relative change with its sign: +12.3%; a change that rounds to nothing is 0.0%, not -0.0%."""
     if x is None:

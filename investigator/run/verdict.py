@@ -13,7 +13,7 @@ from investigator.analysis.movement import Movement
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import Departure, Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
-from investigator.fmt import num, pct, seg, value
+from investigator.fmt import num, pair, pct, seg, share, value
 from investigator.memory.models import ApprovedFact
 from investigator.run.decision import Confidence
 from investigator.run.evidence import Evidence, material_issues
@@ -100,7 +100,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
         if any(_overlaps(segment, s) for s in listed):
             continue  # a part or a whole of a cause already listed explains it
         listed.append(segment)
-        causes.append(_moved(e, kind, f", {e.share:.0%} of the change{held}", segment))
+        causes.append(_moved(e, kind, f", {share(e.share)} of the change{held}", segment))
     if not significant and listed and segments is not None:
         causes += _offsetting(segments, causes, listed + dq_segments, kind, leader)
     if not significant and not short and not listed and not causes:
@@ -168,7 +168,7 @@ def _whole(evidence: Evidence, spec: AnalysisSpec) -> RootCause:
     how = f"z={m.z:+.1f} against its recent history" if m.z is not None else _too_short(m) + " to score it"
     return RootCause(
         kind="segment_change", segment={}, contribution=1.0, change=finite(m.change),
-        evidence=f"{spec.metric}: {num(m.baseline)} -> {num(m.current)} ({pct(m.change_pct)}, {how}); "
+        evidence=f"{spec.metric}: {' -> '.join(pair(m.baseline, m.current))} ({pct(m.change_pct)}, {how}); "
         "the data has no dimension to split it by",
     )  # fmt: skip
 
@@ -246,7 +246,7 @@ def _outrunners(segments: SegmentExplanation | None, kind: CauseKind) -> list[Ro
         if lead is None:
             continue
         out.append(
-            _moved(lead, kind, f", {d.share:.0%} of the change: {pct(d.pct)} while the rest moved "
+            _moved(lead, kind, f", {share(d.share)} of the change: {pct(d.pct)} while the rest moved "
                    f"{pct(d.rest_pct)}, a departure of z={d.z:+.1f} against its own history")
         )  # fmt: skip
     return out[:1]
@@ -259,7 +259,7 @@ def _moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | Non
         segment=segment or s.segment,
         contribution=_share(s.share),
         change=finite(s.change),
-        evidence=f"{seg(s.segment)}: {num(s.baseline)} -> {num(s.current)}{tail}",
+        evidence=f"{seg(s.segment)}: {' -> '.join(pair(s.baseline, s.current))}{tail}",
     )
 
 
@@ -280,7 +280,7 @@ def _leaders(
         + (_too_short(m) if m is not None else "too little history")
         + " to tell it from normal variation"
     )
-    return [_moved(s, kind, f", {s.share:.0%} of the change ({caveat})") for s in picked]
+    return [_moved(s, kind, f", {share(s.share)} of the change ({caveat})") for s in picked]
 
 
 def _disproportionate(movers: list[Segment], evidence: Evidence, kind: CauseKind) -> list[RootCause]:
@@ -294,7 +294,7 @@ def _disproportionate(movers: list[Segment], evidence: Evidence, kind: CauseKind
     weight = top.baseline / base
     if top.share < DISPROPORTIONATE_SHARE or top.share - weight < DISPROPORTIONATE_GAP:
         return []
-    note = f"{weight:.0%} of the baseline, {top.share:.0%} of the change; no narrower segment stood out"
+    note = f"{weight:.0%} of the baseline, {share(top.share)} of the change; no narrower segment stood out"
     return [_moved(top, kind, f" ({note})")]
 
 
@@ -410,9 +410,9 @@ def conclusion_text(
     causes: list[RootCause], evidence: Evidence, spec: AnalysisSpec, facts: Sequence[ApprovedFact] = ()
 ) -> str:
     move = evidence.movement
+    was, now = pair(move.baseline if move else None, move.current if move else None)
     head = (
-        f"{spec.metric} went from {num(move.baseline if move else None)} to "
-        f"{num(move.current if move else None)} ({pct(move.change_pct if move else None)}) in "
+        f"{spec.metric} went from {was} to {now} ({pct(move.change_pct if move else None)}) in "
         f"{spec.current.start}..{spec.current.end} vs {spec.baseline.start}..{spec.baseline.end}."
     )
     if not causes:
@@ -458,5 +458,5 @@ def _share_words(c: RootCause) -> str:
     if c.contribution is None or c.contribution == 1.0:
         return ""
     if c.contribution < 0:
-        return f" (moved against the total: {abs(c.contribution):.0%} of the change, the other way)"
-    return f" ({c.contribution:.0%} of the change)"
+        return f" (moved against the total: {share(abs(c.contribution))} of the change, the other way)"
+    return f" ({share(c.contribution)} of the change)"

@@ -60,3 +60,26 @@ def test_only_the_hypothesis_a_cause_stands_for_changes() -> None:
     assert after["broad_based"].status == Status.RULED_OUT  # no cause stands for it: as it was
     assert after["data_quality"].status == Status.PENDING
     assert confirmed_by(hyps, []) == hyps
+
+
+def test_what_an_analysis_confirmed_but_the_conclusion_does_not_use_is_not_left_confirmed() -> None:
+    """A season found under a headline of "within normal variation", a data problem that pushed
+    the metric the other way: the table must not tell a second story."""
+    spec = AnalysisSpec(
+        metric="sales", numerator="sales", time_column="date", dimensions=["region"],
+        current=Window(start=date(2025, 1, 1), end=date(2025, 1, 7)),
+        baseline=Window(start=date(2024, 12, 25), end=date(2024, 12, 31)),
+    )  # fmt: skip
+    hyps = seed_hypotheses(spec)
+    kinds = {h.kind: h.id for h in hyps}
+    hyps = with_status(hyps, kinds["seasonality"], Status.CONFIRMED, "a year earlier it moved alike")
+    hyps = with_status(hyps, kinds["data_quality"], Status.CONFIRMED, "2 days missing")
+    unmoved = RootCause(kind="no_change", evidence="-1.0% is within normal variation (z=-0.4)")
+    after = {h.kind: h for h in confirmed_by(hyps, [unmoved])}
+    assert after["seasonality"].status == Status.RULED_OUT
+    assert after["seasonality"].evidence.startswith("not a cause: -1.0% is within normal variation")
+    assert after["data_quality"].status == Status.RULED_OUT
+    moved = RootCause(kind="segment_change", segment={"region": "a"}, contribution=1.0, evidence="a: 10 -> 5")
+    after = {h.kind: h for h in confirmed_by(hyps, [moved])}
+    assert after["data_quality"].status == Status.RULED_OUT and "does not rest on it" in after["data_quality"].evidence
+    assert after["segments"].status == Status.CONFIRMED
