@@ -49,7 +49,7 @@ def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:
             "data_quality",
             "The movement is a data artefact: missing partitions, duplicated rows or incomplete recent days.",
         ),
-        ("seasonality", "The movement is seasonal: the comparable period a year earlier moved alike."),
+        ("seasonality", f"The movement is seasonal: {_season_words(spec)} moved alike."),
     ]
     if not spec.dimensions:  # a single series: nothing to localize or to call broad
         pass
@@ -69,6 +69,14 @@ def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:
     if spec.dimensions:
         items.append(("broad_based", "Every segment moved alike: the change is broad-based."))
     return [Hypothesis(id=f"H{i}", statement=s, kind=k) for i, (k, s) in enumerate(items, 1)]
+
+
+def _season_words(spec: AnalysisSpec) -> str:
+    """What the seasonality check compares, so the table says what was tested."""
+    if spec.window_grain.unit == "day":
+        short = spec.current.days < 7 and spec.baseline_offset != 7
+        return "the same days a week and a year earlier" if short else "the same days a year earlier"
+    return "the same periods in earlier years"
 
 
 def with_status(

@@ -157,8 +157,10 @@ def _unmoved(causes: list[RootCause], evidence: Evidence) -> list[RootCause]:
 
 
 def _too_short(move: Movement) -> str:
-    n = move.comparable_windows
-    return f"only {n:.0f} comparable earlier window{'s' if round(n) != 1 else ''}, too few"
+    n = round(move.comparable_windows)
+    if n < 1:
+        return "no comparable earlier window, too few"
+    return f"only {n} comparable earlier window{'s' if n != 1 else ''}, too few"
 
 
 def _whole(evidence: Evidence, spec: AnalysisSpec) -> RootCause:

@@ -158,8 +158,14 @@ def resolve(
     for col in [time_column, *(m.column for m in measures if m.column)]:
         if col not in columns:
             what = "time column" if col == time_column else "metric column"
-            unknown = col == request.metric and col not in load_metrics()
-            tail = f"; {_unknown_metric(col)}" if unknown else ""
+            if col == time_column:
+                tail = _time_hint(schema, columns, flag="--time-column")
+            elif request.data is not None:  # the user's own data: its columns, not the demo's metrics
+                close = difflib.get_close_matches(col, columns, n=1)
+                tail = f"; did you mean {close[0]!r}?" if close else ""
+            else:
+                unknown = col == request.metric and col not in load_metrics()
+                tail = f"; {_unknown_metric(col)}" if unknown else ""
             raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}{tail}")
     if not schema[time_column].is_date():
         raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
@@ -243,6 +249,18 @@ def _fit_definition(
         )
         return definition.model_copy(update={"dimensions": None}), [note]
     return definition, []
+
+
+YEARISH = ("year", "yr", "yyyy", "yearmonth", "yyyymm", "period", "month", "quarter", "week")
+
+
+def _time_hint(schema: Any, columns: list[str], flag: str) -> str:
+    """A column that looks like the time: one of date type, else an integer one named like a year
+    or a period (`2007`, `202403` are time columns here)."""
+    dated = [c for c in columns if schema[c].is_temporal()]
+    yearly = [c for c in columns if schema[c].is_integer() and c.lower().strip("_") in YEARISH]
+    pick = (dated or yearly)[:1]
+    return f"; try {flag} {pick[0]}" if pick else ""
 
 
 def _unknown_metric(metric: str) -> str:

@@ -61,3 +61,24 @@ def test_a_dataframe_with_a_time_zone_keeps_its_days() -> None:
     days = table.select("ts").to_pandas()["ts"]
     assert str(days.min())[:10] == "2026-01-01" and str(days.max())[:10] == "2026-03-31"
     assert notes and "Europe/Berlin" in notes[0]
+
+
+def test_a_file_whose_time_is_an_integer_year_is_told_to_name_it(tmp_path: Path) -> None:
+    path = tmp_path / "yearly.csv"
+    pd.DataFrame(
+        {"year": [2009, 2010, 2009, 2010], "region": ["a", "a", "b", "b"], "sales": [5, 6, 3, 4]}
+    ).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"time column 'date' not found; columns are: year, region, sales; "
+                       r"try --time-column year$"):  # fmt: skip
+        resolve(
+            Request(metric="sales", data=str(path), window="1y"), path, MetricDefinition(expression="sales")
+        )
+
+
+def test_a_misspelt_metric_on_the_users_file_names_its_columns_not_the_demo_metrics(tmp_path: Path) -> None:
+    path = tmp_path / "yearly.csv"
+    pd.DataFrame({"year": [2009, 2010], "sales": [5, 6]}).to_csv(path, index=False)
+    request = Request(metric="salse", data=str(path), window="1y", time_column="year")
+    with pytest.raises(DataError) as e:
+        resolve(request, path, MetricDefinition(expression="salse"))
+    assert str(e.value) == "metric column 'salse' not found; columns are: year, sales; did you mean 'sales'?"
