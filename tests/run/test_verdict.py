@@ -272,7 +272,7 @@ def test_segments_too_small_against_the_total_or_the_leader_are_not_causes() -> 
     ev = Evidence(movement=move(), segments=segs(elements))
     causes = root_causes(ev, SUM)
     assert [c.segment for c in causes] == [JP, WEB]  # a mover against the total counts too
-    assert causes[0].evidence == f"country=JP: {num(1000)} -> {num(700)}, 150% of the change"
+    assert causes[0].evidence == "country=JP: 1,000 -> 700, 150% of the change"
 
 
 def test_a_mix_driven_ratio_is_a_mix_shift_and_no_rate_cause() -> None:
@@ -370,7 +370,7 @@ def test_without_history_a_data_problem_still_suppresses_the_leaders(dq: Quality
 def test_a_narrowed_cause_does_not_quote_the_parent_segment_numbers_as_its_own() -> None:
     ev = Evidence(movement=move(), segments=segs([el(JP, -150, 0.75)]), drills=[drill(JP, JP_IOS)])
     (cause,) = root_causes(ev, SUM)
-    assert f"{seg(JP_IOS)}: {num(1000)} -> {num(850)}" not in cause.evidence
+    assert f"{seg(JP_IOS)}: 1,000 -> 850" not in cause.evidence
 
 
 # confidence ---------------------------------------------------------------------------------------
@@ -430,7 +430,7 @@ def test_no_change_confidence_depends_on_how_ordinary_the_move_is(z: float | Non
 
 # conclusion ---------------------------------------------------------------------------------------
 
-HEAD = "revenue went from 1.00k to 800.0 (-20.0%) in 2026-03-23..2026-03-29 vs 2026-03-16..2026-03-22."
+HEAD = "revenue went from 1,000 to 800 (-20.0%) in 2026-03-23..2026-03-29 vs 2026-03-16..2026-03-22."
 
 
 def test_conclusion_without_causes_says_none_could_be_established() -> None:
@@ -447,7 +447,7 @@ def test_conclusion_for_no_change_gives_the_z_score() -> None:
     ev = Evidence(movement=move(z=1.26, significant=False, change_pct=-0.01))
     causes = root_causes(ev, SUM)
     assert conclusion_text(causes, ev, SUM) == (
-        "revenue went from 1.00k to 990.0 (-1.0%) in 2026-03-23..2026-03-29 vs 2026-03-16..2026-03-22. "
+        "revenue went from 1,000 to 990 (-1.0%) in 2026-03-23..2026-03-29 vs 2026-03-16..2026-03-22. "
         "That is within normal variation (z=+1.3 against recent earlier windows): "
         "there is no root cause to find."
     )
