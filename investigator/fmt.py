@@ -43,7 +43,7 @@ def pair(a: float | None, b: float | None) -> tuple[str, str]:
         return num(x), num(y)
     big, diff = max(abs(x), abs(y)), abs(x - y)
     div, suffix = next(((d, s) for d, s in ((1e9, "B"), (1e6, "M")) if big >= d), (1.0, ""))
-    if not diff or big / div >= 1e4 and not suffix:
+    if not diff or (big / div >= 1e4 and not suffix):
         return num(x), num(y)
     # two significant digits of the difference and three of the values; whole numbers stay whole
     small = min((abs(v) for v in (x, y) if v), default=big)

@@ -101,7 +101,9 @@ def confirmed_by(hypotheses: list[Hypothesis], causes: list[RootCause]) -> list[
             # the conclusion does not rest on it: a table that confirms what the headline leaves
             # out (a season under "within normal variation", a data problem that pushed the
             # metric the other way) tells a second story
-            why = causes[0].evidence if causes[0].kind == "no_change" else "the conclusion does not rest on it"
+            why = (
+                causes[0].evidence if causes[0].kind == "no_change" else "the conclusion does not rest on it"
+            )
             evidence = f"not a cause: {why}" + (f" (tested: {h.evidence})" if h.evidence else "")
             out.append(h.model_copy(update={"status": Status.RULED_OUT, "evidence": evidence}))
         elif cause is None or h.status == Status.CONFIRMED:

@@ -21,7 +21,7 @@ from investigator.analysis.segments import (
     SegmentExplanation,
     SegmentMove,
 )
-from investigator.fmt import num, seg
+from investigator.fmt import seg
 from investigator.run.evidence import Evidence
 from investigator.run.verdict import conclusion_text, confidence, root_causes
 
