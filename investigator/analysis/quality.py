@@ -98,7 +98,7 @@ def find_duplicates(profile: pd.DataFrame, spec: AnalysisSpec) -> list[QualityIs
     p["dup_rate"] = 1 - p["distinct_rows"] / p["rows"].where(p["rows"] > 0)
     usual = float(p["dup_rate"].median())
     spread = float(1.4826 * (p["dup_rate"] - usual).abs().median())
-    flagged = p[p["dup_rate"] > usual + max(0.05, 5 * spread)]
+    flagged = p[p["dup_rate"] > usual + max(DUP_FLOOR, 5 * spread)]
     issues = []
     for w_name, w, sign in (("current", spec.current, 1), ("baseline", spec.baseline, -1)):
         f = flagged[(flagged["date"] >= w.start) & (flagged["date"] <= w.end)]
@@ -503,6 +503,10 @@ def _non_finite_words(cur: dict[str, float], base: dict[str, float], m: str) -> 
     )
 
 
+ALL_CHECKED = 62  # windows of up to this many periods are checked for copies period by period
+DUP_FLOOR = 0.005  # a share of copied rows this far above the usual one is a problem
+
+
 def duplicate_suspects(daily: pd.DataFrame, spec: AnalysisSpec, references: int = 4) -> list[date]:
     """Periods of either window with more rows than usual, plus a few ordinary ones to compare with.
 
@@ -513,7 +517,11 @@ def duplicate_suspects(daily: pd.DataFrame, spec: AnalysisSpec, references: int 
     usual = float(rows.median())
     spread = float(1.4826 * (rows - usual).abs().median())
     windows = set(_periods(spec.current, spec)) | set(_periods(spec.baseline, spec))
-    suspects = [d for d in rows.index if d in windows and rows[d] > usual + max(3 * spread, 0.02 * usual)]
+    if len(windows) <= ALL_CHECKED:
+        # copies of a few percent hide in ordinary swings of the row count: check every period
+        suspects = [d for d in rows.index if d in windows]
+    else:
+        suspects = [d for d in rows.index if d in windows and rows[d] > usual + max(3 * spread, 0.02 * usual)]
     if not suspects:
         return []
     ordinary = [d for d in rows.index if d < spec.baseline.start and abs(rows[d] - usual) <= spread]

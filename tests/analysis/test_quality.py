@@ -91,3 +91,25 @@ def test_nulls_and_negatives_appearing_in_the_window() -> None:
     t.loc[recent[4:6], "revenue"] = -50.0
     details = {i.detail for i in check(t).issues}
     assert {"null_values", "negative_values"} <= details
+
+
+def test_a_few_percent_of_copied_rows_hidden_in_ordinary_row_count_swings_are_found() -> None:
+    """Event rows whose count swings 30% between weekdays and weekends; on three days of the
+    window 8% of the rows are exact copies: the row count alone never stands out."""
+    rng = np.random.default_rng(21)
+    days = pd.date_range(END - timedelta(days=69), END, freq="D")
+    parts = []
+    for d in days:
+        n = int(rng.poisson(3000) * (1.3 if d.day_of_week >= 5 else 1.0))
+        parts.append(pd.DataFrame({
+            "date": d, "country": rng.choice(["US", "DE", "FR"], n), "platform": rng.choice(["ios", "web"], n),
+            "order_id": rng.integers(0, 10**9, n), "revenue": rng.gamma(2, 20, n).round(2),
+        }))  # fmt: skip
+    frame = pd.concat(parts, ignore_index=True)
+    copied_days = [END - timedelta(days=k) for k in (2, 3, 4)]
+    on = frame["date"].dt.date.isin(copied_days)
+    frame = pd.concat([frame, frame[on].sample(frac=0.08, random_state=1)], ignore_index=True)
+    report = quality_checks(open_table(frame, "date"), spec())
+    dup = [i for i in report.issues if i.detail == "duplicates"]
+    assert dup and sorted(dup[0].days) == sorted(copied_days), report.issues
+    assert dup[0].effect > 0
