@@ -101,10 +101,9 @@ def test_a_few_percent_of_copied_rows_hidden_in_ordinary_row_count_swings_are_fo
     parts = []
     for d in days:
         n = int(rng.poisson(3000) * (1.3 if d.day_of_week >= 5 else 1.0))
-        parts.append(pd.DataFrame({
-            "date": d, "country": rng.choice(["US", "DE", "FR"], n), "platform": rng.choice(["ios", "web"], n),
-            "order_id": rng.integers(0, 10**9, n), "revenue": rng.gamma(2, 20, n).round(2),
-        }))  # fmt: skip
+        cells = {"country": rng.choice(["US", "DE", "FR"], n), "platform": rng.choice(["ios", "web"], n)}
+        ids, amounts = rng.integers(0, 10**9, n), rng.gamma(2, 20, n).round(2)
+        parts.append(pd.DataFrame({"date": d, **cells, "order_id": ids, "revenue": amounts}))
     frame = pd.concat(parts, ignore_index=True)
     copied_days = [END - timedelta(days=k) for k in (2, 3, 4)]
     on = frame["date"].dt.date.isin(copied_days)
