@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
@@ -292,3 +293,37 @@ def test_a_broad_headline_has_no_ruled_out_broad_hypothesis_and_no_change_rules_
     broad = next(h for h in report.hypotheses if "broad-based" in h.statement)
     assert broad.status == Status.CONFIRMED
     assert not any(h.status == Status.CONFIRMED for h in report.hypotheses if "concentrated" in h.statement)
+
+
+# --- 5. mix and rate sized right ----------------------------------------------------------------
+
+
+def test_a_mix_shift_over_20_destinations_names_each_with_its_own_part(tmp_path: Path) -> None:
+    """Average fare (revenue/bookings) over 20 destinations with fares 100..290: this week the
+    bookings tilt toward the four cheapest (x2 each) while every fare holds. Each named
+    destination carries its own part of the mix, and the parts of all 20 add up to the mix."""
+    rng = np.random.default_rng(18)
+    rows = []
+    for d in pd.date_range("2026-01-01", "2026-03-29", freq="D"):
+        for i in range(20):
+            bookings = (
+                100 * (1 + rng.normal(0, 0.02)) * (2.0 if i < 4 and d > pd.Timestamp("2026-03-22") else 1)
+            )
+            rows.append(
+                {"date": d, "dest": f"d{i:02d}", "bookings": bookings, "revenue": bookings * (100 + 10 * i)}
+            )
+    frame = pd.DataFrame(rows)
+    report = run(tmp_path, frame, "revenue/bookings", date(2026, 3, 29), window="7d")
+    mixes = [c for c in report.root_causes if c.kind == "mix_shift"]
+    assert mixes and report.root_causes[0].kind == "mix_shift", report.root_causes
+    # pandas: each destination's part (w1 - w0) * (rbar_i - Rbar) of the ratio's change
+    cur, base = frame[frame["date"] > "2026-03-22"], frame[frame["date"].between("2026-03-16", "2026-03-22")]
+    g1, g0 = (f.groupby("dest")[["revenue", "bookings"]].sum() for f in (cur, base))
+    w1, w0 = g1["bookings"] / g1["bookings"].sum(), g0["bookings"] / g0["bookings"].sum()
+    r1, r0 = g1["revenue"] / g1["bookings"], g0["revenue"] / g0["bookings"]
+    big1, big0 = g1["revenue"].sum() / g1["bookings"].sum(), g0["revenue"].sum() / g0["bookings"].sum()
+    part = (w1 - w0) * ((r0 + r1) / 2 - (big0 + big1) / 2) / (big1 - big0)
+    for c in mixes:
+        assert c.contribution == pytest.approx(part[c.segment["dest"]], abs=0.002)
+        assert c.contribution < 0.5  # one of four that moved alike: nowhere near all of it
+    assert part.sum() == pytest.approx(1.0, abs=0.02)  # the parts add up to the (whole) mix

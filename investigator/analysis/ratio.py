@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .queries import BASE, CUR
 from .spec import AnalysisSpec
@@ -52,6 +52,14 @@ def mix_rate(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
     return out.reindex(out["effect"].abs().sort_values(ascending=False).index).reset_index(drop=True)
 
 
+class MixPart(BaseModel):
+    """One value's part of a dimension's mix effect: the parts of all values add up to it."""
+
+    segment: str
+    mix: float
+    weight_change: float  # its share of the denominator, current minus baseline
+
+
 class DimensionSplit(BaseModel):
     """How one dimension splits the ratio's change into mix and rate."""
 
@@ -65,6 +73,7 @@ class DimensionSplit(BaseModel):
     top_rate: float
     rate_concentration: float  # share of the rate effect carried by the top segment
     mix_concentration: float
+    parts: list[MixPart] = Field(default_factory=list, description="the largest mix parts, by |mix|")
 
 
 class RatioDecomposition(BaseModel):
@@ -82,6 +91,9 @@ class RatioDecomposition(BaseModel):
     driver_share: float  # fraction of the change carried by the driver in that dimension
 
 
+PARTS = 5  # mix parts kept per dimension
+
+
 def _split(table: pd.DataFrame, dim: str) -> DimensionSplit:
     tm = table.reindex(table["mix"].abs().sort_values(ascending=False).index).iloc[0]
     tr = table.reindex(table["rate"].abs().sort_values(ascending=False).index).iloc[0]
@@ -97,6 +109,16 @@ def _split(table: pd.DataFrame, dim: str) -> DimensionSplit:
         top_rate=float(tr["rate"]),
         rate_concentration=float(abs(tr["rate"]) / rate_abs) if rate_abs else 0.0,
         mix_concentration=float(abs(tm["mix"]) / mix_abs) if mix_abs else 0.0,
+        parts=[
+            MixPart(
+                segment=str(r[dim]),
+                mix=float(r["mix"]),
+                weight_change=float(r["current_weight"] - r["baseline_weight"]),
+            )
+            for _, r in table.reindex(table["mix"].abs().sort_values(ascending=False).index)
+            .head(PARTS)
+            .iterrows()
+        ],
     )
 
 

@@ -127,7 +127,8 @@ def verify_causes(
                 table_ = mix_rate(cube, spec, dim)
                 r0 = _ratio(cube[BASE + spec.numerator].sum(), cube[BASE + spec.denominator].sum())
                 r1 = _ratio(cube[CUR + spec.numerator].sum(), cube[CUR + spec.denominator].sum())
-                measured = float(table_["mix"].sum() / (r1 - r0)) if r1 != r0 else None
+                own = table_.loc[table_[dim] == str(segment[dim]), "mix"].sum()  # its part of the mix
+                measured = float(own / (r1 - r0)) if r1 != r0 else None
                 problem = _size(claimed, measured, tolerance)
         elif kind == "data_quality":
             q = cache.setdefault("quality", quality_checks(table, spec, daily))

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from investigator.analysis.causes import CauseKind, RootCause, finite
 from investigator.analysis.movement import Movement
+from investigator.analysis.ratio import DimensionSplit, MixPart, RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import Departure, Segment, SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec
@@ -67,18 +68,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     # a ratio within normal variation: its mix/rate split is a split of noise
     ratio = evidence.ratio if significant else None
     if ratio is not None and ratio.driver == "mix":
-        split = next(d for d in ratio.dimensions if d.dimension == ratio.dimension)
-        causes.append(
-            RootCause(
-                kind="mix_shift",
-                segment={ratio.dimension: ratio.segment},
-                contribution=_share(ratio.driver_share),
-                change=finite(ratio.change * ratio.driver_share),
-                evidence=f"{ratio.dimension}={ratio.segment} share of {spec.denominator} moved "
-                f"{split.top_mix_weight_change:+.1%}; mix explains {num(split.mix)} of the "
-                f"{num(ratio.change)} change",
-            )
-        )
+        causes += _mix_parts(ratio, spec)
     kind: CauseKind = "rate_change" if spec.is_ratio else "segment_change"
     segments = evidence.segments
     elements = [] if (ratio and ratio.driver == "mix") or segments is None else segments.elements
@@ -138,6 +128,36 @@ def season_words(season: Seasonality) -> str:
     return (
         f"{lag} earlier the same windows moved {pct(season.best_change_pct)} (now {pct(season.change_pct)})"
     )
+
+
+def _mix_parts(ratio: RatioDecomposition, spec: AnalysisSpec) -> list[RootCause]:
+    """The values whose shifting share of the denominator made the mix effect, each with its own
+    part (the parts of every value add up to the dimension's mix effect), largest first."""
+    split = next(d for d in ratio.dimensions if d.dimension == ratio.dimension)
+    out = []
+    for i, p in enumerate(_parts(split)[:3]):
+        part = p.mix / ratio.change if ratio.change else 0.0
+        if i and (abs(part) < MIN_SHARE or p.mix * ratio.change < 0):
+            continue  # too small, or it pushed the other way: the parts that made the move
+        out.append(
+            RootCause(
+                kind="mix_shift",
+                segment={ratio.dimension: p.segment},
+                contribution=_share(part),
+                change=finite(p.mix),
+                evidence=f"{seg({ratio.dimension: p.segment})} share of {spec.denominator} moved "
+                f"{p.weight_change:+.1%}; its part of the mix is {num(p.mix)} of the "
+                f"{num(ratio.change)} change ({ratio.dimension}'s whole mix: {num(split.mix)})",
+            )
+        )
+    return out
+
+
+def _parts(split: DimensionSplit) -> list[MixPart]:
+    """A dimension's mix parts; a split made before they were kept has its top value's only."""
+    if split.parts:
+        return split.parts
+    return [MixPart(segment=split.top_mix_segment, mix=split.mix, weight_change=split.top_mix_weight_change)]
 
 
 def _unmoved(causes: list[RootCause], evidence: Evidence) -> list[RootCause]:
@@ -432,11 +452,17 @@ def conclusion_text(
         inside = "one segment inside it is not" if len(causes) == 1 else "segments inside it moved"
         head += f" The total is within normal variation (z={move.z:+.1f}), but {inside}."
     words = dict(WORDS)
-    if evidence.ratio is not None and any(
-        d.dimension == evidence.ratio.dimension and d.top_mix_weight_change > 0
-        for d in evidence.ratio.dimensions
-    ):  # the segment gained share of the denominator
-        words["mix_shift"] = lambda c: f"a mix shift toward {seg(c.segment)}"
+    gained = {
+        (d.dimension, p.segment)
+        for d in (evidence.ratio.dimensions if evidence.ratio else [])
+        for p in _parts(d)
+        if p.weight_change > 0
+    }  # the segment gained share of the denominator
+    words["mix_shift"] = lambda c: (
+        f"a mix shift toward {seg(c.segment)}"
+        if next(iter(c.segment.items()), None) in gained
+        else f"a mix shift away from {seg(c.segment)}"
+    )
     parts, late = [], []
     for c in causes[:3]:
         f = late_fact(c, facts)

@@ -282,7 +282,8 @@ def test_a_mix_driven_ratio_is_a_mix_shift_and_no_rate_cause() -> None:
     assert cause.contribution == 0.8 and cause.change == pytest.approx(-0.008)
     assert (
         cause.evidence
-        == "channel=paid share of sessions moved -12.0%; mix explains -0.008 of the -0.01 change"
+        == "channel=paid share of sessions moved -12.0%; its part of the mix is -0.008 of the -0.01 change "
+        "(channel's whole mix: -0.008)"
     )
 
 
