@@ -99,6 +99,9 @@ def find_duplicates(profile: pd.DataFrame, spec: AnalysisSpec) -> list[QualityIs
     usual = float(p["dup_rate"].median())
     spread = float(1.4826 * (p["dup_rate"] - usual).abs().median())
     flagged = p[p["dup_rate"] > usual + max(DUP_FLOOR, 5 * spread)]
+    if "repeated_rows" in p.columns:  # copies repeat many rows a few times each
+        extra = (p["rows"] - p["distinct_rows"]) / p["repeated_rows"].where(p["repeated_rows"] > 0)
+        flagged = flagged[extra.reindex(flagged.index).fillna(0) <= COPIES]
     issues = []
     for w_name, w, sign in (("current", spec.current, 1), ("baseline", spec.baseline, -1)):
         f = flagged[(flagged["date"] >= w.start) & (flagged["date"] <= w.end)]
@@ -505,6 +508,8 @@ def _non_finite_words(cur: dict[str, float], base: dict[str, float], m: str) -> 
 
 ALL_CHECKED = 62  # windows of up to this many periods are checked for copies period by period
 DUP_FLOOR = 0.005  # a share of copied rows this far above the usual one is a problem
+COPIES = 3.0  # extra occurrences per repeated row: a reload copies rows once or twice, a group of
+# identical bookings is one row repeated dozens of times (legitimate, and not a data problem)
 
 
 def duplicate_suspects(daily: pd.DataFrame, spec: AnalysisSpec, references: int = 4) -> list[date]:

@@ -398,9 +398,13 @@ def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | No
         )
     else:
         rows = t.group_by(spec.time_column).aggregate(rows=t.count(), value=measure(t, spec, spec.numerator))
-        d = t.distinct()
+        # each distinct row with how many times it occurs: a copied load repeats rows about twice,
+        # a group booking of 40 identical rows is one row 40 times
+        d = t.group_by(list(t.columns)).aggregate(__times=t.count())
         distinct = d.group_by(spec.time_column).aggregate(
-            distinct_rows=d.count(), distinct_value=measure(d, spec, spec.numerator)
+            distinct_rows=d.count(),
+            distinct_value=measure(d, spec, spec.numerator),
+            repeated_rows=(d["__times"] > 1).sum(),
         )
         df = rows.join(distinct, spec.time_column)
     df = df.to_pandas().rename(columns={spec.time_column: "date"})
