@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from investigator.config import load_settings
 from investigator.errors import Interrupted, InvestigatorError, UserError
@@ -23,6 +22,7 @@ from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
 from investigator.runner import LLMChoice, continue_run, investigate, resume
 from investigator.sources.request import build_request
+from investigator.terminal import text
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
 err = Console(stderr=True, soft_wrap=True)
@@ -46,20 +46,20 @@ CUT_SHORT = 3
 def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path) -> None:
     """Print the report (or its JSON, with `--json -`), say where the files are, and exit 3 when
     the run stopped at a limit, so a scheduler can tell done from cut short."""
-    text = report.model_dump_json(indent=2)
+    as_json = report.model_dump_json(indent=2)
     if json_path is not None and str(json_path) == "-":
-        print(text)
+        print(as_json)
     else:
         if json_path is not None:
             json_path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(json_path, text)  # whole or not at all, even on a full disk
+            write_atomic(json_path, as_json)  # whole or not at all, even on a full disk
         render_terminal(report, Console(), quiet=quiet)
         if not quiet:
             folder = runs_dir / report.run_id
-            err.print(Text(f"report: {folder / 'report.html'} · trail: {folder / 'investigation.ipynb'}"))
+            err.print(text(f"report: {folder / 'report.html'} · trail: {folder / 'investigation.ipynb'}"))
     if report.status == "partial":
         err.print(
-            Text(
+            text(
                 f"stopped after {report.stats.iterations} iterations ({report.stop_reason}): the conclusion "
                 f"is partial; continue with `investigate resume {report.run_id} --more 5`",
                 style="yellow",
@@ -73,19 +73,21 @@ def _guard(fn: Callable[[], None]) -> None:
     try:
         fn()
     except UserError as e:
-        err.print(Text("error: ", style="bold red") + Text(str(e)), highlight=False)
+        err.print(text("error: ", style="bold red") + text(e), highlight=False)
         raise typer.Exit(2) from None
     except InvestigatorError as e:
-        err.print(Text("failed: ", style="bold red") + Text(str(e)), highlight=False)
+        err.print(text("failed: ", style="bold red") + text(e), highlight=False)
         raise typer.Exit(1) from None
     except Interrupted as e:
         if e.resumable:
-            err.print(f"interrupted; the run is saved: continue it with `investigate resume {e.run_id}`")
+            err.print(
+                text(f"interrupted; the run is saved: continue it with `investigate resume {e.run_id}`")
+            )
         else:
-            err.print(f"interrupted before run {e.run_id} saved anything")
+            err.print(text(f"interrupted before run {e.run_id} saved anything"))
         raise typer.Exit(130) from None
     except KeyboardInterrupt:
-        err.print("interrupted before the run started; nothing was saved")
+        err.print(text("interrupted before the run started; nothing was saved"))
         raise typer.Exit(130) from None
 
 

@@ -55,13 +55,15 @@ def facts_list(ctx: typer.Context, home: Home = None, as_json: AsJson = False) -
     from rich.console import Console
     from rich.table import Table
 
+    from investigator.terminal import cells
+
     table = Table(title="Facts")
     for col in ("id", "status", "topic", "kind", "fact", "run"):
         table.add_column(col, overflow="fold")
     for p in view.pending:
-        table.add_row(p.id, "pending", p.topic, p.kind, p.text, p.run_id or "")
+        table.add_row(*cells(p.id, "pending", p.topic, p.kind, p.text, p.run_id or ""))
     for f in view.approved:
-        table.add_row(f.id, "approved", f.topic, f.kind, f.text, f.run_id or "")
+        table.add_row(*cells(f.id, "approved", f.topic, f.kind, f.text, f.run_id or ""))
     Console().print(table)
     if view.pending:
         typer.echo("Approve with `investigate facts approve ID`, or review each: `investigate facts review`.")
