@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import html
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import yaml
+
+from investigator.sources.synth import generate
 from investigator.triage.notify import AppriseNotifier, deliver
 from investigator.triage.secrets import Redactor
 
@@ -54,3 +65,44 @@ def test_a_notifier_that_raises_does_not_fail_the_delivery_call() -> None:
 
     sent = deliver(["json://127.0.0.1:1/x"], "T", "b", Broken(), Redactor(), retries=2, sleep=lambda s: None)
     assert not sent[0].ok and "boom" in (sent[0].error or "")
+
+
+def test_a_secret_the_notifier_percent_encodes_is_masked_in_every_form(tmp_path: Path) -> None:
+    """`${HOOK_SECRET}` with a space, `+`, `&`, a quote and a non-ASCII letter: Apprise shows it
+    percent-encoded; the digest, stdout, the JSON logs and the state never hold it in any form."""
+    secret = 'tok 9f8e+7d6c&5b"4a/é'
+    frame, _ = generate("segment_change", seed=3, days=70, segment={"channel": "social"}, factor=0.4)
+    frame.to_parquet(tmp_path / "d.parquet", index=False)
+    with Hook(statuses=[500, 500, 500]) as failing, Hook() as hook:
+        config = {
+            "data": str(tmp_path / "d.parquet"),
+            "window": "7d",
+            "metrics": ["revenue"],
+            "scan_segments": ["channel"],
+            "budget": {"max_investigations": 0},
+            "notify": [hook.url("/hook/${HOOK_SECRET}"), failing.url("/x/${HOOK_SECRET}")],
+            "state": str(tmp_path / "state.sqlite"),
+            "runs_dir": str(tmp_path / "runs"),
+        }
+        (tmp_path / "triage.yaml").write_text(yaml.safe_dump(config))
+        r = subprocess.run(
+            [sys.executable, "-m", "investigator", "triage", "--config", "triage.yaml", "--log-format=json"],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env={**os.environ, "HOOK_SECRET": secret},
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert hook.received and len(failing.received) == 3  # delivered, and a failure with its error
+    forms = {secret, quote(secret), quote(secret, safe=""), quote_plus(secret), quote(secret).lower()}
+    forms |= {json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], html.escape(secret)}
+    forms |= {quote(secret, safe="/+&"), "tok%209f8e"}
+    written = [p.read_text(errors="replace") for p in (tmp_path / "runs").rglob("digest.*")]
+    state = (tmp_path / "state.sqlite").read_bytes().decode(errors="replace")
+    for where, text in {
+        "stdout": r.stdout,
+        "stderr": r.stderr,
+        "state": state,
+        "digest": "".join(written),
+    }.items():
+        leaked = [f for f in forms if f in text]
+        assert not leaked, f"{where} holds the secret as {leaked}"
+    assert "****" in r.stdout and '"notified"' in r.stderr
