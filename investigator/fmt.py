@@ -66,6 +66,18 @@ def md(text: object) -> str:
     return out
 
 
+def chat(text: object) -> str:
+    """Text from the data or a model inside a chat message (Slack, Teams, Discord, ... through
+    Apprise's Markdown): shown, never acted on. No mention (`<!channel>`, `@here`), no disguised
+    link (`<url|label>`, `[label](url)`), no emphasis: Markdown's backslash escapes, which Apprise
+    turns into each service's own (`\\<` is `&lt;` for Slack), a zero-width space after `@`, one
+    line."""
+    out = " ".join(str(text).splitlines())
+    for ch in "\\`*_~[]|<>":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("@", "@\u200b")
+
+
 def clip(text: object, limit: int = QUOTE_MAX) -> str:
     """Input quoted in a message (a config value, a parser's error): at most `limit` characters,
     so a huge input never makes a huge message."""

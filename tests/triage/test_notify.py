@@ -5,14 +5,18 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
+import pytest
 import yaml
 
 from investigator.sources.synth import generate
+from investigator.triage.config import TriageConfig
+from investigator.triage.job import run_triage
 from investigator.triage.notify import AppriseNotifier, deliver
 from investigator.triage.secrets import Redactor
 
@@ -106,3 +110,44 @@ def test_a_secret_the_notifier_percent_encodes_is_masked_in_every_form(tmp_path:
         leaked = [f for f in forms if f in text]
         assert not leaked, f"{where} holds the secret as {leaked}"
     assert "****" in r.stdout and '"notified"' in r.stderr
+
+
+EVIL = "<!channel> @here <http://evil.example|click> [more](http://evil.example)"
+
+
+def test_data_values_reach_slack_and_webhooks_as_text_not_mentions_or_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A segment value that would ping a channel or hide a link is shown as text: the body Apprise
+    gets (json webhook) escapes it, and Slack's payload (Apprise's own conversion, sent to a local
+    server standing in for hooks.slack.com) holds no mention and no anchor."""
+    from apprise.plugins.slack import NotifySlack
+
+    frame, _ = generate("segment_change", seed=3, days=70, segment={"channel": "social"}, factor=0.4)
+    frame["channel"] = frame["channel"].replace({"social": EVIL})
+    frame.to_parquet(tmp_path / "d.parquet", index=False)
+    with Hook() as hook:
+        monkeypatch.setattr(NotifySlack, "webhook_url", f"http://127.0.0.1:{hook.port}/slack")
+        config = TriageConfig.model_validate(
+            {
+                "data": str(tmp_path / "d.parquet"),
+                "metrics": ["revenue"],
+                "scan_segments": ["channel"],
+                "budget": {"max_investigations": 0},
+                "notify": [hook.url("/json"), "slack://T000A/B000B/XXXXXXXXXXXXXXXXXXXXXXXX"],
+                "state": str(tmp_path / "state.sqlite"),
+                "runs_dir": str(tmp_path / "runs"),
+            }
+        )
+        outcome = run_triage(config)
+    assert [n.ok for n in outcome.digest.notifications] == [True, True]
+    sent = dict(hook.received)
+    body, slack = sent["/json"]["message"], sent["/slack/T000A/B000B/XXXXXXXXXXXXXXXXXXXXXXXX"]
+    slack_text = slack["attachments"][0]["text"]
+    assert "channel" in body and "evil.example" in slack_text  # the value is there, as text
+    assert not re.search(r"(?<!\\)[<>\[\]]", body), body  # Markdown escapes: \< is a literal <
+    assert "<" not in slack_text and ">" not in slack_text, slack_text  # so nothing is an anchor
+    assert "@here" not in body + slack_text and "[more](" not in body  # Slack draws no [label](url)
+    assert "&lt;!channel&gt;" in slack_text  # Slack shows it as the characters it is
+    digest_md = (outcome.folder / "digest.md").read_text()  # type: ignore[operator]
+    assert "<!channel>" not in digest_md and "[more](" not in digest_md
