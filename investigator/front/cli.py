@@ -6,6 +6,7 @@ Exit codes: 0 concluded, 3 cut short (a partial conclusion at a limit: continue 
 
 from __future__ import annotations
 
+import errno
 import gc
 import sys
 from collections.abc import Callable
@@ -47,6 +48,8 @@ def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path)
     """Print the report (or its JSON, with `--json -`), say where the files are, and exit 3 when
     the run stopped at a limit, so a scheduler can tell done from cut short."""
     as_json = report.model_dump_json(indent=2)
+    folder = runs_dir / report.run_id
+    missing = [p.name for p in (folder / "report.html", folder / "investigation.ipynb") if not p.exists()]
     if json_path is not None and str(json_path) == "-":
         print(as_json)
     else:
@@ -54,9 +57,18 @@ def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path)
             json_path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(json_path, as_json)  # whole or not at all, even on a full disk
         render_terminal(report, Console(), quiet=quiet)
-        if not quiet:
-            folder = runs_dir / report.run_id
+        if not quiet and not missing:
             err.print(text(f"report: {folder / 'report.html'} · trail: {folder / 'investigation.ipynb'}"))
+    if missing:  # the answer stands (report.json), but a file people open is not there: not a success
+        err.print(
+            text("failed: ", style="bold red")
+            + text(
+                f"{' and '.join(missing)} could not be written in {folder} (see above); the answer is in "
+                f"report.json: free space, then `investigate resume {report.run_id}` writes them"
+            ),
+            highlight=False,
+        )
+        raise typer.Exit(1)
     if report.status == "partial":
         err.print(
             text(
@@ -77,6 +89,12 @@ def _guard(fn: Callable[[], None]) -> None:
         raise typer.Exit(2) from None
     except InvestigatorError as e:
         err.print(text("failed: ", style="bold red") + text(e), highlight=False)
+        raise typer.Exit(1) from None
+    except OSError as e:  # a file of ours (--json) on a full or read-only disk
+        if e.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES):
+            raise
+        where = f" {e.filename}" if e.filename else ""
+        err.print(text("failed: ", style="bold red") + text(f"could not write{where}: {e.strerror}"))
         raise typer.Exit(1) from None
     except Interrupted as e:
         if e.resumable:
