@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -81,7 +82,21 @@ def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path)
 
 
 def _guard(fn: Callable[[], None]) -> None:
-    """One line per failure, never a traceback; text from the data is printed as text."""
+    """One line per failure, never a traceback; text from the data is printed as text. A stop
+    signal during an investigation is Ctrl-C (`_stop_as_interrupt`)."""
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    try:
+        before = {s: signal.signal(s, _stop_as_interrupt) for s in stops}
+    except ValueError:  # not the main thread (an embedding caller): its own handlers stay
+        before = {}
+    try:
+        _one_line(fn)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _one_line(fn: Callable[[], None]) -> None:
     try:
         fn()
     except UserError as e:
@@ -256,6 +271,12 @@ def _quiet_loop_teardown(unraisable: sys.UnraisableHookArgs) -> None:
     if where == "BaseEventLoop.__del__":
         return
     sys.__unraisablehook__(unraisable)
+
+
+def _stop_as_interrupt(signum: int, _frame: object) -> None:
+    """A scheduler's stop (SIGTERM) or a closed terminal (SIGHUP) ends the run as Ctrl-C does:
+    checkpoints kept, one line naming `investigate resume ID`, exit 130."""
+    raise KeyboardInterrupt
 
 
 def main() -> None:

@@ -91,7 +91,8 @@ def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str], sta
             signal.signal(s, handler)
     print(
         f"investigate: the warm helper's run (pid {child}) ended without an exit code; what it saved "
-        "is in its run folder (`investigate resume RUN_ID`). INVESTIGATOR_WARM=0 runs without a helper.",
+        "is in its run folder (`investigate resume` with the folder's name, the newest in runs/). "
+        "INVESTIGATOR_WARM=0 runs without a helper.",
         file=sys.stderr,
     )
     return 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -262,3 +263,31 @@ def test_a_socket_folder_others_can_write_is_refused(tmp_path: Path) -> None:
     assert folder({"INVESTIGATOR_WARM_DIR": str(shared)}) is None
     own = folder({"INVESTIGATOR_WARM_DIR": str(tmp_path / "own")})
     assert own is not None and own.stat().st_mode & 0o777 == 0o700
+
+
+def test_sigterm_to_the_client_stops_the_run_as_ctrl_c_does(warm: Warm, tmp_path: Path) -> None:
+    """A scheduler stopping `investigate` while the helper runs it: exit 130 and the run's own id
+    to resume (it was exit 1 and a literal `RUN_ID`)."""
+    where, data = warm
+    silent = socket.create_server(("127.0.0.1", 0))
+    _wait(lambda: _info(where)["ready"])
+    args = ["--data", str(data), "--metric", "revenue", "--runs-dir", "runs", "--planner", "llm"]
+    endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+    client = subprocess.Popen(
+        [INVESTIGATE, *args, "--model", "m", "--sandbox", "local"],
+        env=_env(where, OPENAI_BASE_URL=endpoint, OPENAI_API_KEY="sk-x"),
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        silent.settimeout(120)
+        asked, _ = silent.accept()
+        client.send_signal(signal.SIGTERM)
+        _, err = client.communicate(timeout=60)
+    finally:
+        client.kill()
+        silent.close()
+    asked.close()
+    (run,) = (tmp_path / "runs").iterdir()
+    assert client.returncode == 130, err
+    assert f"investigate resume {run.name}" in err and "RUN_ID" not in err
+    assert (run / "state.json").is_file()
