@@ -21,7 +21,8 @@ from pydantic import BaseModel
 
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
-from investigator.errors import ConfigError, Interrupted, InvestigatorError, StorageError
+from investigator.errors import ConfigError, DataError, Interrupted, InvestigatorError, StorageError
+from investigator.fmt import clip
 from investigator.memory import load_recall_model, recall, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
@@ -196,6 +197,7 @@ def investigate(
     run_id = new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
     if isinstance(data, pd.DataFrame):  # on disk before the kernel, which mounts it, starts
+        _one_name_each(data)
         folder.mkdir(parents=True, exist_ok=True)
         try:
             data = write_frame(data, folder / DATAFRAME_FILE)
@@ -224,6 +226,18 @@ def investigate(
         checker = cause_checker(state, settings).start()  # while the kernel is still starting
         kernel = starting.result()
     return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
+
+
+def _one_name_each(frame: pd.DataFrame) -> None:
+    """A DataFrame with two columns of one name cannot be a table (every engine, and the run's
+    Parquet copy, needs one column per name): say which, before anything is written."""
+    twice = list(dict.fromkeys(str(c) for c in frame.columns[frame.columns.duplicated()]))
+    if twice:
+        names = clip(", ".join(repr(n) for n in twice), 120)
+        raise DataError(
+            f"the DataFrame has more than one column named {names}: rename them, or keep one of each "
+            "with df.loc[:, ~df.columns.duplicated()]"
+        )
 
 
 def _preload_artifact_libraries() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from investigator.errors import ConfigError
+from investigator.fmt import clip
 
 __all__ = ["ALIAS_BUDGET", "load_yaml"]
 
@@ -59,10 +60,21 @@ def _check_expansion(root: yaml.Node) -> None:
         )
 
 
+# dates stay text, for the config's own model to read: `end: 2026-02-30` is then a message naming
+# the key, where YAML's own reading of it raised a bare ValueError (a traceback)
+_BudgetLoader.yaml_implicit_resolvers = {
+    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def load_yaml(text: str) -> Any:
-    """`yaml.safe_load`, with aliases held to `ALIAS_BUDGET` (a `ConfigError` past it). Recursion
-    too deep for the parser is refused the same way."""
+    """`yaml.safe_load`, with aliases held to `ALIAS_BUDGET` (a `ConfigError` past it) and dates
+    left as text. Recursion too deep for the parser, or a value YAML cannot build (an explicit
+    `!!timestamp` that is no date), is refused the same way."""
     try:
         return yaml.load(text, Loader=_BudgetLoader)  # a SafeLoader, budgeted
     except RecursionError:
         raise ConfigError("YAML nested too deeply to read: flatten it") from None
+    except (ValueError, TypeError, OverflowError) as e:
+        raise ConfigError(f"a YAML value cannot be read ({clip(e, 160)})") from None
