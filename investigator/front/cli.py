@@ -24,7 +24,7 @@ from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
 from investigator.runner import LLMChoice, continue_run, investigate, resume
 from investigator.sources.request import build_request
-from investigator.terminal import text
+from investigator.terminal import library_logs, text
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
 err = Console(stderr=True, soft_wrap=True)
@@ -284,6 +284,7 @@ def main() -> None:
     from sandbox.loops import close_idle_loops
 
     no_dumps()  # kernel code running as this user cannot read our environment (the API key)
+    library_logs()
     sys.unraisablehook = _quiet_loop_teardown
     try:
         app()

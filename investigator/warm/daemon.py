@@ -498,9 +498,11 @@ def main(argv: list[str] | None = None) -> None:
         fcntl.flock(_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another helper for this key is already up
+    from investigator.terminal import library_logs
     from sandbox.hardening import no_dumps
 
     no_dumps()
+    library_logs()  # before anything imported configures the root logger with a stream of its own
     _preload()
     path = args.folder / f"{args.key}.sock"
     with contextlib.suppress(FileNotFoundError):

@@ -291,3 +291,27 @@ def test_sigterm_to_the_client_stops_the_run_as_ctrl_c_does(warm: Warm, tmp_path
     assert client.returncode == 130, err
     assert f"investigate resume {run.name}" in err and "RUN_ID" not in err
     assert (run / "state.json").is_file()
+
+
+def test_an_llm_run_through_the_helper_prints_no_logging_errors(warm: Warm, tmp_path: Path) -> None:
+    """The warm-up loads the recall model, whose import configures the root logger: its handler
+    kept the warm-up's closed stream, and every HTTP request to the model printed a `--- Logging
+    error ---` traceback (a cold run printed an `HTTP Request` line instead)."""
+    from investigator.testing.fake_openai import FakeOpenAI, malformed
+
+    where, data = warm
+    _wait(lambda: _info(where)["ready"])
+    served = _info(where)["served"]
+    args = ["--data", str(data), "--metric", "revenue", "--runs-dir", "runs", "--planner", "llm"]
+    with FakeOpenAI(default=lambda seen: malformed()) as server:
+        env = _env(
+            where,
+            OPENAI_BASE_URL=server.url,
+            OPENAI_API_KEY="sk-x",
+            INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES="0",
+        )
+        out = _investigate([*args, "--model", "m", "--sandbox", "local"], env, tmp_path)
+        asked = len(server.requests)
+    assert out.returncode == 0, out.stderr
+    assert _info(where)["served"] == served + 1 and asked > 0
+    assert "Logging error" not in out.stderr and "HTTP Request" not in out.stderr, out.stderr[-3000:]
