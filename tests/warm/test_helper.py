@@ -315,3 +315,42 @@ def test_an_llm_run_through_the_helper_prints_no_logging_errors(warm: Warm, tmp_
     assert out.returncode == 0, out.stderr
     assert _info(where)["served"] == served + 1 and asked > 0
     assert "Logging error" not in out.stderr and "HTTP Request" not in out.stderr, out.stderr[-3000:]
+
+
+def _memory_holds(pid: int, needle: bytes) -> bool:
+    """Whether any readable mapping of process `pid` holds `needle` (the test runs as root, or as a
+    user allowed to read its own processes' memory; else it is skipped)."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        mem = open(f"/proc/{pid}/mem", "rb", 0)  # noqa: SIM115
+    except OSError as e:
+        pytest.skip(f"cannot read the helper's memory here ({e})")
+    with mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                if needle in mem.read(end - start):
+                    return True
+            except (OSError, OverflowError, ValueError):
+                continue
+    return False
+
+
+def test_the_helper_never_holds_a_runs_secrets(warm: Warm, tmp_path: Path) -> None:
+    """The run's environment (an API key) is read by the run's own process, which exits: the
+    long-lived helper, and the next worker it forks, never had it in memory."""
+    where, data = warm
+    _wait(lambda: _info(where)["ready"])
+    canary = "sk-canary-memory-7c3e91d0"
+    out = _investigate(
+        ["--data", str(data), "--metric", "revenue", "--runs-dir", "runs"],
+        _env(where, OPENAI_API_KEY=canary),
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    helper = _info(where)["pid"]
+    assert not _memory_holds(helper, canary.encode())
