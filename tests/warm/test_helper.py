@@ -256,6 +256,23 @@ def test_another_sandbox_environment_is_another_helper() -> None:
     assert helper_key(base) == helper_key({**base, "OPENAI_API_KEY": CANARY})  # not a sandbox variable
 
 
+def test_an_upgraded_dependency_is_another_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install -U somedep` while a helper lives: the next run must not be served by modules
+    the helper imported before the upgrade (it was, until the helper idled out)."""
+    site = tmp_path / "site-packages"
+    (site / "somedep-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    before = helper_key({})
+    assert helper_key({}) == before  # nothing changed, the same helper
+    (site / "somedep-1.0.dist-info").rename(site / "somedep-1.1.dist-info")  # an upgrade
+    upgraded = helper_key({})
+    assert upgraded != before
+    shutil.rmtree(site / "somedep-1.1.dist-info")
+    (site / "somedep-1.1.dist-info").mkdir()  # reinstalled in place, same version
+    os.utime(site / "somedep-1.1.dist-info", ns=(1, 1))
+    assert helper_key({}) not in (before, upgraded)
+
+
 def test_a_socket_folder_others_can_write_is_refused(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o777)
