@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from investigator.errors import ConfigError
+from investigator.fmt import clip, quoted
+from investigator.yamlfile import load_yaml
 
 DEFAULTS_DIR = Path(__file__).resolve().parent / "configs"
 
@@ -49,9 +51,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+        data = load_yaml(path.read_text()) or {}
+    except ConfigError as e:
+        raise ConfigError(f"config file {path}: {e}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ConfigError(f"config file {path} is not valid YAML: {clip(e, 600)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
     return data
@@ -159,17 +163,18 @@ def load_settings(**overrides: Any) -> Settings:
 
 def _setting_problem(err: Any) -> str:
     """One setting's problem in the tool's words, named as in the config file (and its flag)."""
-    name = ".".join(str(p) for p in err["loc"]) or "settings"
+    name = clip(".".join(str(p) for p in err["loc"]) or "settings", 60)
     ctx, got = err.get("ctx") or {}, err.get("input")
     bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt")}
     if err["type"] in bounds:
         words, key = bounds[err["type"]]
-        return f"{name} must be {words} {ctx.get(key)} (got {got})"
+        return f"{name} must be {words} {ctx.get(key)} (got {clip(got)})"
     if err["type"] == "literal_error":
-        return f"{name} must be one of {ctx.get('expected')} (got {got!r})"
+        return f"{name} must be one of {ctx.get('expected')} (got {quoted(got)})"
     if err["type"] == "extra_forbidden":
         return f"{name} is not a setting"
-    return f"{name} {err['msg'][:1].lower()}{err['msg'][1:]} (got {got!r})"
+    msg = clip(err["msg"])
+    return f"{name} {msg[:1].lower()}{msg[1:]} (got {quoted(got)})"
 
 
 class MetricDefinition(BaseModel):
@@ -220,6 +225,6 @@ def load_metrics() -> dict[str, MetricDefinition]:
                 body if isinstance(body, dict) else {"expression": body}
             )
         except ValidationError as e:
-            problem = e.errors()[0]["msg"].removeprefix("Value error, ")
-            raise ConfigError(f"{path}: metric {name!r} is malformed: {problem}") from None
+            problem = clip(e.errors()[0]["msg"].removeprefix("Value error, "))
+            raise ConfigError(f"{path}: metric {quoted(name)} is malformed: {problem}") from None
     return out

@@ -6,6 +6,7 @@ is an `InvestigatorError` (exit code 1). Messages say what to do next.
     │   ├── ConfigError      malformed config file or unknown metric
     │   └── DataError        unreadable file, missing column, empty window, non-numeric metric
     ├── KernelError          the execution kernel could not start or keeps dying
+    ├── StorageError         the run's files could not be written (disk full, file too large)
     └── PlannerError         the planner failed in a way the loop cannot recover from
 """
 
@@ -34,6 +35,11 @@ class DataError(UserError):
 
 class KernelError(InvestigatorError):
     """The execution kernel could not be started or reached."""
+
+
+class StorageError(InvestigatorError):
+    """The run's folder could not be written: a full disk, a file over the size limit, a
+    read-only mount. The last checkpoint stands (checkpoints are written whole or not at all)."""
 
 
 class PlannerError(InvestigatorError):

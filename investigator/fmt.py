@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 
 VALUE_MAX = 60  # characters of a data value shown in findings, conclusions and prompts
+QUOTE_MAX = 200  # characters of an input quoted in an error message
 _PLAIN = re.compile(r"^[\w.:/+-]{1,60}$")  # labels like DE, paid_search, 2026-03, iOS/17
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -92,3 +94,33 @@ def md(text: object) -> str:
     for ch in "\\`*_[]|":
         out = out.replace(ch, "\\" + ch)
     return out
+
+
+def chat(text: object) -> str:
+    """Text from the data or a model inside a chat message (Slack, Teams, Discord, ... through
+    Apprise's Markdown): shown, never acted on. No mention (`<!channel>`, `@here`), no disguised
+    link (`<url|label>`, `[label](url)`), no emphasis: Markdown's backslash escapes, which Apprise
+    turns into each service's own (`\\<` is `&lt;` for Slack), a zero-width space after `@`, one
+    line."""
+    out = " ".join(str(text).splitlines())
+    for ch in "\\`*_~[]|<>":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("@", "@\u200b")
+
+
+def clip(text: object, limit: int = QUOTE_MAX) -> str:
+    """Input quoted in a message (a config value, a parser's error): at most `limit` characters,
+    so a huge input never makes a huge message."""
+    s = str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 3, 60, 60
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
+
+
+def quoted(obj: object, limit: int = QUOTE_MAX) -> str:
+    """`repr(obj)` for a message, bounded before it is built: a value with a billion items costs a
+    few of them (`clip` of a full repr would build it whole first)."""
+    return clip(_SHORT.repr(obj), limit)

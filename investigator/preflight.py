@@ -33,11 +33,12 @@ def choose_sandbox(settings: Settings, warn: Callable[[str], None] | None = None
 
 
 def _docker_answers(why: str) -> None:
-    """Refuse, in one line that says what to do, a Docker sandbox with no daemon to run it."""
+    """Refuse, in one line that says what to do, a Docker sandbox with no daemon to run it, or
+    without its image (never pulled: it is built from this project)."""
     try:
         from sandbox.kernels.docker import docker_client
 
-        docker_client()
+        client = docker_client()
     except Exception as e:
         cause = e.__cause__ or e
         raise ConfigError(
@@ -45,6 +46,19 @@ def _docker_answers(why: str) -> None:
             ".ci/docker-setup.sh builds the image too), or pass --sandbox local to run the code on "
             "this machine"
         ) from None
+    import docker
+
+    from sandbox.policy import DEFAULT_IMAGE
+
+    try:
+        client.images.get(DEFAULT_IMAGE)
+    except docker.errors.ImageNotFound:
+        raise ConfigError(
+            f"{why} the sandbox image {DEFAULT_IMAGE} is not built: run `docker build -t {DEFAULT_IMAGE} .` "
+            "in the investigator project (Debian: .ci/docker-setup.sh), or pass --sandbox local"
+        ) from None
+    except docker.errors.DockerException:
+        pass  # the daemon answered: the sandbox server says what else is wrong, if anything is
 
 
 def check_sandbox(settings: Settings) -> None:

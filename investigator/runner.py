@@ -4,11 +4,12 @@ always clean up, then write the artifacts."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +21,8 @@ from pydantic import BaseModel
 
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition, Settings
-from investigator.errors import ConfigError, Interrupted, InvestigatorError
+from investigator.errors import ConfigError, DataError, Interrupted, InvestigatorError, StorageError
+from investigator.fmt import clip
 from investigator.memory import load_recall_model, recall, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
@@ -195,6 +197,7 @@ def investigate(
     run_id = new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
     if isinstance(data, pd.DataFrame):  # on disk before the kernel, which mounts it, starts
+        _one_name_each(data)
         folder.mkdir(parents=True, exist_ok=True)
         try:
             data = write_frame(data, folder / DATAFRAME_FILE)
@@ -203,7 +206,8 @@ def investigate(
             raise
     where = str(data or request.data or definition.data or demo_path())
     if is_url(where):  # the kernel mounts the extract, which exists once the engine has answered
-        state = new_run(request, where, settings, settings.planner, run_id, definition)
+        with _disk(folder, run_id):
+            state = new_run(request, where, settings, settings.planner, run_id, definition)
         checker = cause_checker(state, settings).start()
         kernel = _started_kernel(settings, folder, state.data_path, reuse_kernel)
         return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
@@ -214,13 +218,26 @@ def investigate(
     with ThreadPoolExecutor(2) as pool:
         starting = pool.submit(_started_kernel, settings, folder, str(path.resolve()), reuse_kernel, spawned)
         try:
-            state = new_run(request, path, settings, settings.planner, run_id, definition)
+            with _disk(folder, run_id):
+                state = new_run(request, path, settings, settings.planner, run_id, definition)
         except BaseException:
             _discard(starting, folder)
             raise
         checker = cause_checker(state, settings).start()  # while the kernel is still starting
         kernel = starting.result()
     return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
+
+
+def _one_name_each(frame: pd.DataFrame) -> None:
+    """A DataFrame with two columns of one name cannot be a table (every engine, and the run's
+    Parquet copy, needs one column per name): say which, before anything is written."""
+    twice = list(dict.fromkeys(str(c) for c in frame.columns[frame.columns.duplicated()]))
+    if twice:
+        names = clip(", ".join(repr(n) for n in twice), 120)
+        raise DataError(
+            f"the DataFrame has more than one column named {names}: rename them, or keep one of each "
+            "with df.loc[:, ~df.columns.duplicated()]"
+        )
 
 
 def _preload_artifact_libraries() -> None:
@@ -372,7 +389,7 @@ def _run(
     started it already)."""
     started = time.monotonic() if started is None else started
     folder = run_dir(settings.runs_dir, state.run_id)
-    with run_lock(folder, state.run_id), ThreadPoolExecutor(1) as pool:
+    with _disk(folder, state.run_id), run_lock(folder, state.run_id), ThreadPoolExecutor(1) as pool:
         checker = checker or cause_checker(state, settings).start()
         planner = planner or make_planner(settings, hooks)
         kernel = kernel or _started_kernel(settings, folder, state.data_path, reuse)
@@ -396,11 +413,40 @@ def _run(
         from investigator.report.artifacts import write_artifacts
 
         computed = loop.checker.computed() if loop.checker is not None else None
-        write_artifacts(report, folder, settings.verify_tolerance, computed)  # warns, never raises
+        write_artifacts(report, folder, settings.verify_tolerance, computed, hooks.warn)  # never raises
         stopping.result()
     for warning in remember(load(folder), report, settings):  # never raises: memory is a bonus
         if hooks.warn is not None:
             hooks.warn(warning)
     report = report.model_copy(update={"stats": report.stats.timed(artifacts_s=time.monotonic() - finishing)})
-    write_report(report, folder)
+    with _disk(folder, state.run_id):
+        write_report(report, folder)
     return report
+
+
+_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS}  # the folder cannot take more
+
+
+@contextlib.contextmanager
+def _disk(folder: Path, run_id: str) -> Iterator[None]:
+    """A full disk (a file over the size limit, a read-only mount) while the run writes its folder
+    is one line saying what is kept, never a traceback: checkpoints are written whole or not at
+    all, so the last one stands and `resume` goes on from it once there is room."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno not in _FULL:
+            raise
+        why = e.strerror or str(e)
+        try:
+            saved: int | None = load(folder).iteration
+        except Exception:  # no checkpoint at all (or none readable)
+            saved = None
+        if saved is None:
+            raise StorageError(
+                f"could not write {folder} ({why}); nothing was saved: free space, then run it again"
+            ) from None
+        raise StorageError(
+            f"could not write {folder} ({why}); the run is saved up to iteration {saved}: free space, "
+            f"then `investigate resume {run_id}`"
+        ) from None

@@ -78,6 +78,11 @@ def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] 
             table = con.read_parquet(str(path))
         elif suffix in {".csv", ".tsv", ".txt"}:
             table = con.read_csv(str(path))
+            if time_column in table.columns and getattr(table[time_column].type(), "timezone", None):
+                # `2026-03-29T23:30:00-08:00`: the day the data writes (its own offset), not UTC's
+                table = con.read_csv(str(path), types={time_column: "VARCHAR"})
+                table = table.mutate(**{time_column: table[time_column].strip().substr(0, 10).cast("date")})
+                said.append(f"Dates are days as {time_column} writes them, each in its own UTC offset.")
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
     if time_column in table.columns and not table[time_column].type().is_date():

@@ -6,7 +6,9 @@ Exit codes: 0 concluded, 3 cut short (a partial conclusion at a limit: continue 
 
 from __future__ import annotations
 
+import errno
 import gc
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from investigator.config import load_settings
 from investigator.errors import Interrupted, InvestigatorError, UserError
@@ -23,6 +24,7 @@ from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
 from investigator.runner import LLMChoice, continue_run, investigate, resume
 from investigator.sources.request import build_request
+from investigator.terminal import library_logs, text
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
 err = Console(stderr=True, soft_wrap=True)
@@ -46,20 +48,31 @@ CUT_SHORT = 3
 def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path) -> None:
     """Print the report (or its JSON, with `--json -`), say where the files are, and exit 3 when
     the run stopped at a limit, so a scheduler can tell done from cut short."""
-    text = report.model_dump_json(indent=2)
+    as_json = report.model_dump_json(indent=2)
+    folder = runs_dir / report.run_id
+    missing = [p.name for p in (folder / "report.html", folder / "investigation.ipynb") if not p.exists()]
     if json_path is not None and str(json_path) == "-":
-        print(text)
+        print(as_json)
     else:
         if json_path is not None:
             json_path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(json_path, text)  # whole or not at all, even on a full disk
+            write_atomic(json_path, as_json)  # whole or not at all, even on a full disk
         render_terminal(report, Console(), quiet=quiet)
-        if not quiet:
-            folder = runs_dir / report.run_id
-            err.print(Text(f"report: {folder / 'report.html'} · trail: {folder / 'investigation.ipynb'}"))
+        if not quiet and not missing:
+            err.print(text(f"report: {folder / 'report.html'} · trail: {folder / 'investigation.ipynb'}"))
+    if missing:  # the answer stands (report.json), but a file people open is not there: not a success
+        err.print(
+            text("failed: ", style="bold red")
+            + text(
+                f"{' and '.join(missing)} could not be written in {folder} (see above); the answer is in "
+                f"report.json: free space, then `investigate resume {report.run_id}` writes them"
+            ),
+            highlight=False,
+        )
+        raise typer.Exit(1)
     if report.status == "partial":
         err.print(
-            Text(
+            text(
                 f"stopped after {report.stats.iterations} iterations ({report.stop_reason}): the conclusion "
                 f"is partial; continue with `investigate resume {report.run_id} --more 5`",
                 style="yellow",
@@ -69,23 +82,45 @@ def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path)
 
 
 def _guard(fn: Callable[[], None]) -> None:
-    """One line per failure, never a traceback; text from the data is printed as text."""
+    """One line per failure, never a traceback; text from the data is printed as text. A stop
+    signal during an investigation is Ctrl-C (`_stop_as_interrupt`)."""
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    try:
+        before = {s: signal.signal(s, _stop_as_interrupt) for s in stops}
+    except ValueError:  # not the main thread (an embedding caller): its own handlers stay
+        before = {}
+    try:
+        _one_line(fn)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _one_line(fn: Callable[[], None]) -> None:
     try:
         fn()
     except UserError as e:
-        err.print(Text("error: ", style="bold red") + Text(str(e)), highlight=False)
+        err.print(text("error: ", style="bold red") + text(e), highlight=False)
         raise typer.Exit(2) from None
     except InvestigatorError as e:
-        err.print(Text("failed: ", style="bold red") + Text(str(e)), highlight=False)
+        err.print(text("failed: ", style="bold red") + text(e), highlight=False)
+        raise typer.Exit(1) from None
+    except OSError as e:  # a file of ours (--json) on a full or read-only disk
+        if e.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES):
+            raise
+        where = f" {e.filename}" if e.filename else ""
+        err.print(text("failed: ", style="bold red") + text(f"could not write{where}: {e.strerror}"))
         raise typer.Exit(1) from None
     except Interrupted as e:
         if e.resumable:
-            err.print(f"interrupted; the run is saved: continue it with `investigate resume {e.run_id}`")
+            err.print(
+                text(f"interrupted; the run is saved: continue it with `investigate resume {e.run_id}`")
+            )
         else:
-            err.print(f"interrupted before run {e.run_id} saved anything")
+            err.print(text(f"interrupted before run {e.run_id} saved anything"))
         raise typer.Exit(130) from None
     except KeyboardInterrupt:
-        err.print("interrupted before the run started; nothing was saved")
+        err.print(text("interrupted before the run started; nothing was saved"))
         raise typer.Exit(130) from None
 
 
@@ -238,11 +273,18 @@ def _quiet_loop_teardown(unraisable: sys.UnraisableHookArgs) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def _stop_as_interrupt(signum: int, _frame: object) -> None:
+    """A scheduler's stop (SIGTERM) or a closed terminal (SIGHUP) ends the run as Ctrl-C does:
+    checkpoints kept, one line naming `investigate resume ID`, exit 130."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     from sandbox.hardening import no_dumps
     from sandbox.loops import close_idle_loops
 
     no_dumps()  # kernel code running as this user cannot read our environment (the API key)
+    library_logs()
     sys.unraisablehook = _quiet_loop_teardown
     try:
         app()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pydantic import BaseModel
@@ -134,12 +134,15 @@ def _terminal_hooks(max_iterations: int) -> Iterator[Hooks]:
     from rich.console import Console
 
     from investigator.llm.wait import countdown
+    from investigator.terminal import text
 
     started = time.monotonic()
-    with Console(stderr=True).status(Snapshot(max_iterations=max_iterations).note) as status:
+    with Console(stderr=True).status(text(Snapshot(max_iterations=max_iterations).note)) as status:
 
         def update(state: RunState, decision: Decision | None) -> None:
-            status.update(snapshot(state, decision, max_iterations, started).text())
+            status.update(text(snapshot(state, decision, max_iterations, started).text()))
 
-        notify: Callable[[str], None] = status.update
+        def notify(line: str) -> None:
+            status.update(text(line))
+
         yield Hooks(progress=update, on_wait=countdown(notify), warn=warn)

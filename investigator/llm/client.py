@@ -3,8 +3,9 @@
 Retries live in exactly one layer each, so attempts never multiply:
 - transport (here, `_send`): the `openai` client is built with `max_retries=0` and explicit
   timeouts; a 429 waits (Retry-After when given, else `rate_limit_backoff_s`), a connection error,
-  timeout or 5xx waits `connection_backoff_s`, then gives up; a refused key or an account without
-  quota fails at once. Each wait is announced through `on_wait` first.
+  timeout or 5xx waits `connection_backoff_s`, then gives up; a refused connection from an endpoint
+  that had answered (its server stopped) waits only `refused_backoff_s`; a refused key or an
+  account without quota fails at once. Each wait is announced through `on_wait` first.
 - validation (instructor): `max_retries=max_validation_retries`; its retry loop only re-asks on
   parse and validation errors, feeding the error back. `_send` sits *inside* that loop, so one
   re-ask is one HTTP exchange, however many transport retries it took.
@@ -54,8 +55,10 @@ MODES = {
 BILLING_CODES = {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}
 NO_KEY = "no-key"  # local servers ignore the key, but the client insists on one
 
-# instructor logs every failed attempt at ERROR; failures are reported through our errors instead.
+# instructor logs every failed attempt at ERROR; failures are reported through our errors instead,
+# and not twice: its lines must not reach a handler a library put on the root logger either
 logging.getLogger("instructor").addHandler(logging.NullHandler())
+logging.getLogger("instructor").propagate = False
 
 
 NEVER_ANSWERED_RETRIES = 1  # one quick retry before calling an endpoint misconfigured
@@ -112,7 +115,7 @@ class LLMClient:
     # transport ----------------------------------------------------------------------------------
     def _send(self, phase: str, **kwargs: Any) -> ChatCompletion:
         """One HTTP exchange, retried here and only here on rate limits and transient failures."""
-        rate_limited = transient = 0
+        rate_limited = transient = refused = 0
         while True:
             try:
                 completion: ChatCompletion = self._openai.chat.completions.create(**kwargs)
@@ -128,6 +131,9 @@ class LLMClient:
                         f"no OpenAI-compatible endpoint answers at {self.llm.endpoint}: {what}; check "
                         "OPENAI_BASE_URL (unset it for OpenAI itself) and that the server is running"
                     ) from None
+                if self._answered and _refused(e):  # its server stopped: minutes of backoff would not help
+                    refused = self._gone(refused)
+                    continue
                 transient = self._transient(transient, what)
             else:
                 self._answered = True
@@ -171,6 +177,19 @@ class LLMClient:
         self._wait(min(tiers[failures], self.llm.max_wait_s), f"{self._host}: {what}")
         return failures + 1
 
+    def _gone(self, refusals: int) -> int:
+        """Connections refused by an endpoint that had answered: a short wait for a restart, then
+        stop (the run is saved), not the long backoff meant for an overloaded server."""
+        tiers = self.llm.refused_backoff_s
+        if refusals >= len(tiers):
+            raise LLMUnavailable(
+                f"{self._host} answered earlier in this run but now refuses connections (its server "
+                f"stopped?) after {refusals + 1} attempts; the run is saved: start the server again, then "
+                "`investigate resume RUN_ID`"
+            )
+        self._wait(min(tiers[refusals], self.llm.max_wait_s), f"{self._host}: connection refused")
+        return refusals + 1
+
     def _rate_delay(self, e: openai.RateLimitError, waits: int) -> float:
         tiers = self.llm.rate_limit_backoff_s
         delay = _retry_after(e.response.headers)
@@ -213,6 +232,18 @@ class LLMClient:
 def _billing(e: openai.APIStatusError) -> bool:
     body = e.body if isinstance(e.body, dict) else {}
     return bool({str(e.code), str(body.get("type"))} & BILLING_CODES)
+
+
+def _refused(e: BaseException) -> bool:
+    """Whether a connection error is a refusal (nothing listens at the endpoint's port)."""
+    seen: BaseException | None = e
+    for _ in range(8):  # openai's error wraps httpx's, which wraps the socket's
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or "Connection refused" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _retry_after(headers: Any) -> float | None:

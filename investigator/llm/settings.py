@@ -55,6 +55,11 @@ class LLMSettings(YamlSettings):
         [5.0, 15.0, 30.0, 60.0, 120.0],
         description="Waits after successive connection errors, timeouts or 5xx; then give up.",
     )
+    refused_backoff_s: list[float] = Field(
+        [1.0, 3.0],
+        description="Waits after refused connections from an endpoint that had answered (its server "
+        "stopped): a quick restart is caught; then the run stops, saved.",
+    )
 
     @property
     def endpoint(self) -> str:

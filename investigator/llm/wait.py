@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from rich.console import Console
 
+from investigator.terminal import text
+
 OnWait = Callable[[float, str], None]
 
 __all__ = ["OnWait", "countdown", "terminal_countdown"]
@@ -37,10 +39,10 @@ def terminal_countdown(seconds: float, reason: str) -> None:
     """The default: a live countdown on stderr when it is a terminal, one line otherwise."""
     console = Console(stderr=True)
     if not sys.stderr.isatty():
-        console.print(f"waiting {_clock(seconds)}: {reason}", highlight=False)
+        console.print(text(f"waiting {_clock(seconds)}: {reason}"), highlight=False)
         return
     with console.status("") as status:
-        countdown(status.update)(seconds, reason)
+        countdown(lambda line: status.update(text(line)))(seconds, reason)
 
 
 def _clock(seconds: float) -> str:

@@ -55,13 +55,16 @@ def facts_list(ctx: typer.Context, home: Home = None, as_json: AsJson = False) -
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="Facts")
-    for col in ("id", "status", "topic", "kind", "fact", "run"):
+    from investigator.memory.ledger import tag, text_of
+    from investigator.terminal import cells
+
+    table = Table(title="Facts")  # tag and fact as the ledger line has them: what approval writes
+    for col in ("id", "status", "topic", "tag", "fact", "run"):
         table.add_column(col, overflow="fold")
     for p in view.pending:
-        table.add_row(p.id, "pending", p.topic, p.kind, p.text, p.run_id or "")
+        table.add_row(*cells(p.id, "pending", p.topic, tag(p), text_of(p), p.run_id or ""))
     for f in view.approved:
-        table.add_row(f.id, "approved", f.topic, f.kind, f.text, f.run_id or "")
+        table.add_row(*cells(f.id, "approved", f.topic, tag(f), text_of(f), f.run_id or ""))
     Console().print(table)
     if view.pending:
         typer.echo("Approve with `investigate facts approve ID`, or review each: `investigate facts review`.")
@@ -71,6 +74,7 @@ def facts_list(ctx: typer.Context, home: Home = None, as_json: AsJson = False) -
 def facts_review(ctx: typer.Context, home: Home = None) -> None:
     """Go through pending facts one by one: approve, reject or skip each."""
     from investigator.memory.api import approve_fact, list_facts, reject_fact
+    from investigator.memory.ledger import tag, text_of, visible
 
     h = _home(ctx, home)
     view = list_facts(h)
@@ -79,10 +83,11 @@ def facts_review(ctx: typer.Context, home: Home = None) -> None:
         typer.echo("No facts waiting for review.")
         return
     for p in view.pending:
-        typer.echo(f"\n{p.id} [{p.kind}] {p.text}")
-        typer.echo(f"  topic: {p.topic}; metrics: {', '.join(p.metrics) or 'all'}; run: {p.run_id or '-'}")
+        typer.echo(f"\n{p.id} [{tag(p)}] {text_of(p)}")  # the ledger line approval writes
+        every = "" if p.metrics else "; every metric"
+        typer.echo(f"  topic: {visible(p.topic)}{every}; run: {visible(p.run_id or '-')}")
         if p.evidence:
-            typer.echo(f"  evidence: {p.evidence}")
+            typer.echo(f"  evidence: {visible(p.evidence)}")
         answer = typer.prompt("approve, reject, skip or quit? [a/r/s/q]", default="s").strip().lower()[:1]
         if answer == "q":
             break
@@ -110,7 +115,9 @@ def facts_approve(
     except KeyError as e:
         _fail(str(e.args[0]))
         return
-    typer.echo(f"approved {fact.id} into facts/{fact.topic}.md: {fact.text}")
+    from investigator.memory.ledger import tag, text_of
+
+    typer.echo(f"approved {fact.id} into facts/{fact.topic}.md: [{tag(fact)}] {text_of(fact)}")
 
 
 @facts_app.command("reject")
@@ -123,7 +130,9 @@ def facts_reject(ctx: typer.Context, fact_id: str, home: Home = None) -> None:
     except KeyError as e:
         _fail(str(e.args[0]))
         return
-    typer.echo(f"rejected {proposal.id}: {proposal.text}")
+    from investigator.memory.ledger import text_of
+
+    typer.echo(f"rejected {proposal.id}: {text_of(proposal)}")
 
 
 @memory_app.command("search")

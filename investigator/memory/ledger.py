@@ -9,7 +9,10 @@ comment (invisible when rendered) with its id and the run that proposed it:
     - The first week of January always dips about 20%.
 
 The tag is what the offline planner acts on (`late_data` with a segment and a lag); a plain list
-item is a note for every metric. People may edit the files by hand: lines that are not list items
+item is a note for every metric. A segment value, dimension or metric that is not a plain label is a
+JSON string (`channel="a ] b\n"`), and so is a text that would not read back as written: whatever a
+value holds, a line is one fact and reads back exactly as approved (lines written before, with
+shell quotes, still read). People may edit the files by hand: lines that are not list items
 are prose, and a fact without an id gets one from its content.
 
 Proposals wait in `facts/pending/<id>.json` with their evidence and run id; `reject` moves one to
@@ -19,9 +22,10 @@ only the CLI and the notebook API call it: nothing the agent runs reaches it.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
-import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,25 +35,96 @@ from investigator.memory.home import FACTS, PENDING, REJECTED, ensure_home
 from investigator.memory.models import ApprovedFact, FactKind, FactProposal, fact_id
 
 MAX_LINES = 800  # above this the ledger is hard to review and to load: warn
-_LINE = re.compile(r"^\s*[-*]\s+(?:\[(?P<tag>[^\]]*)\]\s*)?(?P<text>.*?)\s*(?:<!--(?P<meta>.*?)-->)?\s*$")
+_LINE = re.compile(
+    r"^\s*[-*]\s+"
+    r"(?:\[(?P<tag>(?:\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\]\"'])*)\]\s*)?"  # quotes may hold ] and spaces
+    r"(?P<text>.*?)\s*(?:<!--(?P<meta>(?:(?!-->).)*)-->)?\s*$"
+)
+_WORD = re.compile(r"(?:\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s\"'])+")
+_PIECE = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\"']+")
 _KINDS: tuple[FactKind, ...] = ("late_data", "note")
+_RESERVED = ("lag", "metrics")  # tag words that are not a segment: a dimension so named is quoted
 _PLAIN = re.compile(r"^[\w.:/+@-]+$")
+_UNSEEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def _quoted(v: str) -> str:
-    return v if _PLAIN.match(v) else shlex.quote(v)
+def _json(v: str) -> str:
+    """A JSON string in which every character that could hide or break the line is an escape."""
+    return _UNSEEN.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(v, ensure_ascii=False))
+
+
+def visible(text: str) -> str:
+    """Free text (a proposal's evidence) with every control or bidi character written as an escape,
+    so the terminal shows what is there."""
+    return _UNSEEN.sub(lambda m: json.dumps(m.group())[1:-1], text)
+
+
+def _quoted(v: str, reserved: bool = False) -> str:
+    return v if _PLAIN.match(v) and not reserved else _json(v)
+
+
+def _text(text: str) -> str:
+    """The fact's text as written when that reads back the same, else as a JSON string (a newline,
+    a comment marker, a leading quote or a control character would change the line)."""
+    safe = text and text == text.strip() and not _UNSEEN.search(text)
+    if safe and "<!--" not in text and "-->" not in text and not text.startswith(('"', "[")):
+        return text
+    return _json(text).replace("<", "\\u003c").replace(">", "\\u003e")  # no comment marker inside
+
+
+def tag(f: ApprovedFact) -> str:
+    """The structured part as the ledger writes it: `late_data channel=affiliate lag=2d metrics=revenue`;
+    what people review is this, character for character."""
+    words = [f.kind, *(f"{_quoted(k, k in _RESERVED)}={_quoted(v)}" for k, v in f.segment.items())]
+    if f.lag_days is not None:
+        words.append(f"lag={f.lag_days}d")
+    if f.metrics and all(_PLAIN.match(m) for m in f.metrics):
+        words.append("metrics=" + ",".join(f.metrics))
+    else:
+        words += [f"metrics={_json(m)}" for m in f.metrics]
+    return " ".join(words)
+
+
+def text_of(f: ApprovedFact) -> str:
+    """The fact's text as the ledger writes it (a JSON string when written as is it would not read
+    back the same)."""
+    return _text(f.text)
 
 
 def format_fact(f: ApprovedFact) -> str:
-    """One Markdown list item; `parse_line` reads it back to the same fact."""
-    tag = [f.kind, *(f"{k}={_quoted(v)}" for k, v in f.segment.items())]
-    if f.lag_days is not None:
-        tag.append(f"lag={f.lag_days}d")
-    if f.metrics:
-        tag.append("metrics=" + ",".join(f.metrics))
+    """One Markdown list item; `parse_line` reads it back to exactly the same fact, whatever its
+    segment, metrics or text hold (newlines, brackets, quotes, comment markers)."""
     meta = f"id:{f.id}" + (f" run:{f.run_id}" if f.run_id else "")
-    text = " ".join(f.text.split())  # one line, whatever the proposal held
-    return f"- [{' '.join(tag)}] {text} <!-- {meta} -->"
+    return f"- [{tag(f)}] {text_of(f)} <!-- {meta} -->"
+
+
+def _unquote(piece: str) -> str:
+    if piece.startswith('"'):
+        try:
+            return str(json.loads(piece))
+        except ValueError:  # written by hand, not JSON: its backslashes escape the next character
+            return re.sub(r"\\(.)", r"\1", piece[1:-1])
+    return piece[1:-1] if piece.startswith("'") else piece
+
+
+def _word(word: str) -> tuple[str, bool, str, bool]:
+    """key, whether the key was quoted, value, whether the value was quoted: `=` only splits
+    outside quotes."""
+    key: list[str] = []
+    value: list[str] = []
+    quoted = [False, False]
+    side = 0
+    for piece in _PIECE.findall(word):
+        if side == 0 and piece[0] not in "\"'" and "=" in piece:
+            before, _, after = piece.partition("=")
+            key.append(before)
+            side = 1
+            if after:
+                value.append(after)
+            continue
+        (key if side == 0 else value).append(_unquote(piece))
+        quoted[side] = quoted[side] or piece[0] in "\"'"
+    return "".join(key), quoted[0], "".join(value), quoted[1]
 
 
 def parse_line(line: str, topic: str) -> ApprovedFact | None:
@@ -62,24 +137,23 @@ def parse_line(line: str, topic: str) -> ApprovedFact | None:
     lag: int | None = None
     metrics: list[str] = []
     if m.group("tag") is not None:
-        tag = m.group("tag")
-        try:
-            words = shlex.split(tag) if "'" in tag or '"' in tag else tag.split()  # shlex is slow
-        except ValueError:
-            return None
+        words = _WORD.findall(m.group("tag"))
         if not words or words[0] not in _KINDS:
             return None  # a bracket that is not a tag: not one of our lines
         kind = "late_data" if words[0] == "late_data" else "note"
         for w in words[1:]:
-            k, _, v = w.partition("=")
-            if k == "lag":
+            k, k_quoted, v, v_quoted = _word(w)
+            if k == "lag" and not k_quoted:
                 lag = int(v.rstrip("d")) if v.rstrip("d").isdigit() else None
-            elif k == "metrics":
-                metrics = [x for x in v.split(",") if x]
+            elif k == "metrics" and not k_quoted:
+                metrics += [v] if v_quoted else [x for x in v.split(",") if x]
             elif k and v:
                 segment[k] = v
     meta = dict(p.partition(":")[::2] for p in (m.group("meta") or "").split())
     text = m.group("text")
+    if len(text) > 1 and text.startswith('"') and text.endswith('"'):
+        with contextlib.suppress(ValueError):
+            text = str(json.loads(text))
     return ApprovedFact(
         id=meta.get("id") or fact_id(kind, segment, lag, metrics, text),
         topic=topic,

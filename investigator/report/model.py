@@ -301,19 +301,21 @@ def write_report(report: Report, folder: Path, json_path: Path | None = None) ->
 
 
 def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
-    """A readable summary with rich; `quiet` prints the conclusion alone."""
+    """A readable summary with rich; `quiet` prints the conclusion alone. Everything from the data
+    (segments, column names, evidence) is printed as text, never as rich markup."""
     from rich.panel import Panel
     from rich.table import Table
-    from rich.text import Text
+
+    from investigator.terminal import cells, text
 
     if quiet:  # one unwrapped line, for scripts and pipes
         print(report.conclusion)
         return
     console.print(
         Panel(
-            report.conclusion,
-            title=f"{report.metric}: why did it move?",
-            subtitle=f"confidence {report.confidence}",
+            text(report.conclusion),
+            title=text(f"{report.metric}: why did it move?"),
+            subtitle=text(f"confidence {report.confidence}"),
         )
     )
     causes = Table(title="Root causes", show_lines=False)
@@ -322,31 +324,31 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
     for i, c in enumerate(report.root_causes, 1):
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
         kind = c.kind + (f" ({c.detail})" if c.detail else "")
-        causes.add_row(str(i), kind, seg(c.segment), share, signed(c.change), c.evidence)
+        causes.add_row(*cells(i, kind, seg(c.segment), share, signed(c.change), c.evidence))
     console.print(causes)
     for note in report.notes:
-        console.print(Text(note, style="italic"))
+        console.print(text(note, style="italic"))
     if report.segments:
         moved = Table(title="Segments that moved most")
         for col in ("segment", "window", "baseline", "change", "share"):
             moved.add_column(col, overflow="fold")
         for row in report.segments[:TERMINAL_SEGMENTS]:
-            moved.add_row(*segment_cells(row))
+            moved.add_row(*cells(*segment_cells(row)))
         console.print(moved)
     if report.recalled:
         recalled = Table(title="Previously found (recalled)")
         for col in ("run", "relevance", "memory"):
             recalled.add_column(col, overflow="fold")
         for m in report.recalled:
-            recalled.add_row(m.run_id, f"{m.score:.2f}", m.text)
+            recalled.add_row(*cells(m.run_id, f"{m.score:.2f}", m.text))
         console.print(recalled)
     for f in report.facts:
-        console.print(Text(f"approved fact {f.id}: {f.text}", style="dim"))
+        console.print(text(f"approved fact {f.id}: {f.text}", style="dim"))
     hyps = Table(title="Hypotheses")
     for col in ("id", "status", "statement"):
         hyps.add_column(col, overflow="fold")
     for h in report.hypotheses:
-        hyps.add_row(h.id, h.status, h.statement)
+        hyps.add_row(*cells(h.id, h.status, h.statement))
     console.print(hyps)
     s = report.stats
-    console.print(f"{s.summary()} with the {s.planner} planner; run {report.run_id}")
+    console.print(text(f"{s.summary()} with the {s.planner} planner; run {report.run_id}"))

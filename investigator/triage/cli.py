@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
+
+from investigator.terminal import cells, text
 
 if TYPE_CHECKING:
     from investigator.triage.job import Outcome
@@ -68,7 +69,7 @@ def triage(
 
 def _fail(code: int, message: str) -> None:
     label = "error: " if code == 2 else "failed: "
-    err.print(Text(label, style="bold red") + Text(message), highlight=False)
+    err.print(text(label, style="bold red") + text(message), highlight=False)
     raise typer.Exit(code)
 
 
@@ -76,19 +77,19 @@ def _print(outcome: Outcome) -> None:
     from investigator.triage.digest import headline, rows
 
     out = Console(soft_wrap=True)
-    out.print(Text(outcome.title, style="bold"))
-    out.print(Text(headline(outcome.digest)))
+    out.print(text(outcome.title, style="bold"))
+    out.print(text(headline(outcome.digest)))
     table = Table(show_edge=False)
     for name in ("metric", "segment", "change", "score", "verdict", "top cause"):
         table.add_column(name, overflow="fold")
     for r in rows(outcome.digest):
-        table.add_row(Text(r.metric), Text(r.segment), r.change, r.score, Text(r.verdict), Text(r.cause))
+        table.add_row(*cells(r.metric, r.segment, r.change, r.score, r.verdict, r.cause))
     if table.row_count:
         out.print(table)
     for s in outcome.digest.scanned:
         if s.error:
-            out.print(Text(f"could not scan {s.metric}: {s.error}", style="red"))
+            out.print(text(f"could not scan {s.metric}: {s.error}", style="red"))
     for n in outcome.digest.notifications:
-        out.print(Text(f"notify {n.target}: {'sent' if n.ok else f'failed ({n.error})'}"))
+        out.print(text(f"notify {n.target}: {'sent' if n.ok else f'failed ({n.error})'}"))
     if outcome.folder is not None:
-        err.print(Text(f"digest: {outcome.folder / 'digest.html'}"))
+        err.print(text(f"digest: {outcome.folder / 'digest.html'}"))

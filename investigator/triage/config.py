@@ -26,6 +26,8 @@ from pydantic import (
 
 from investigator.analysis.grain import BASELINES, WindowError, parse_window
 from investigator.errors import ConfigError
+from investigator.fmt import clip, quoted
+from investigator.yamlfile import load_yaml
 
 Direction = Literal["both", "up", "down"]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -146,7 +148,7 @@ class TriageConfig(BaseModel):
     @classmethod
     def _baseline(cls, value: str) -> str:
         if value not in BASELINES:
-            raise ValueError(f"{value!r} is not a baseline; write one of {', '.join(BASELINES)}")
+            raise ValueError(f"{quoted(value)} is not a baseline; write one of {', '.join(BASELINES)}")
         return value
 
     @model_validator(mode="after")
@@ -177,11 +179,13 @@ class TriageConfig(BaseModel):
 def load_config(path: Path) -> TriageConfig:
     """Read and check `triage.yaml`; one `ConfigError` line per mistake (the first)."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist; pass --config path/to/triage.yaml") from None
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"{path}: not readable YAML: {str(e).splitlines()[0]}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: not readable YAML: {clip(str(e).splitlines()[0])}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: must be a mapping of keys like `data:` and `metrics:`")
     try:
@@ -191,8 +195,12 @@ def load_config(path: Path) -> TriageConfig:
 
 
 def explain(error: ValidationError) -> str:
-    """The first problem as `key: what is wrong; what to write instead`."""
-    err = error.errors()[0]
+    """The first problem as `key: what is wrong; what to write instead`, the input it quotes cut
+    short (a value can be huge)."""
+    return clip(_explain(error.errors()[0]), 400)
+
+
+def _explain(err: Any) -> str:
     loc = [str(p) for p in err["loc"]]
     key = _key_path(err["loc"]) or "config"
     kind, msg = err["type"], err["msg"].removeprefix("Value error, ")
@@ -201,11 +209,11 @@ def explain(error: ValidationError) -> str:
         known = sorted(parent.model_fields) if parent else []
         close = difflib.get_close_matches(loc[-1], known, n=1)
         hint = f"did you mean `{close[0]}`?" if close else "remove it"
-        return f"unknown key `{key}`: {hint} (keys here: {', '.join(known)})"
+        return f"unknown key `{clip(key, 60)}`: {hint} (keys here: {', '.join(known)})"
     if kind == "missing":
         example = {"metrics": "metrics: [revenue, orders/sessions]"}.get(loc[-1], f"{loc[-1]}: ...")
         return f"`{key}` is required: add `{example}`"
-    return f"`{key}`: {msg} (got {err.get('input')!r})"
+    return f"`{clip(key, 60)}`: {clip(msg)} (got {quoted(err.get('input'))})"
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from jinja2 import Environment
 from pydantic import BaseModel, Field
 
-from investigator.fmt import num, pct, seg
+from investigator.fmt import md, num, pct, seg
 from investigator.triage.notify import Notification
 from investigator.triage.runs import Investigated, Skipped, top_cause
 from investigator.triage.scan import ScanItem
@@ -93,15 +93,16 @@ def to_markdown(d: Digest, title: str, folder: Path | None = None) -> str:
         lines += ["| metric | segment | change | score | verdict | top cause | report |", "|---" * 7 + "|"]
         for r in table:
             cells = [r.metric, r.segment, r.change, r.score, r.verdict, r.cause, r.link or ""]
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+            lines.append("| " + " | ".join(md(c).replace("\n", " ") for c in cells) + " |")
     else:
         lines.append("Nothing moved abnormally.")
     errors = [s for s in d.scanned if s.error]
     if errors:
-        lines += ["", "## Could not scan", *[f"- {s.metric}: {s.error}" for s in errors]]
+        lines += ["", "## Could not scan", *[f"- {md(s.metric)}: {md(s.error)}" for s in errors]]
     if d.notifications:
         lines += ["", "## Notifications"]
-        lines += [f"- {n.target}: {'sent' if n.ok else f'failed ({n.error})'}" for n in d.notifications]
+        for n in d.notifications:
+            lines.append(f"- {md(n.target)}: {'sent' if n.ok else f'failed ({md(n.error)})'}")
     return "\n".join(lines) + "\n"
 
 

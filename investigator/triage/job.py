@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
-from investigator.fmt import pct, seg
+from investigator.fmt import chat, pct, seg
 from investigator.report.model import Report
 from investigator.sources.request import Request
 from investigator.triage.config import Target, TriageConfig, expand_targets
@@ -205,7 +205,8 @@ def _notify(
         reason = next(why, "")
         found = (seen.summary if seen and seen.summary else "") or f"not investigated ({reason or 'budget'})"
         z = "n/a" if item.score is None else f"{item.score:+.1f}"
-        lines.append(f"- **{item.metric}** {seg(item.segment)}: {pct(item.change_pct)} (z {z}) — {found}")
+        what = f"**{chat(item.metric)}** {chat(seg(item.segment))}"  # data is shown, never a mention or link
+        lines.append(f"- {what}: {pct(item.change_pct)} (z {z}) — {chat(found)}")
     failed = sum(1 for i in investigated if i.status == "failed")
     body = "\n".join(
         [

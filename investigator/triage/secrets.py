@@ -7,27 +7,49 @@ replaces each secret value read from the environment.
 
 from __future__ import annotations
 
+import html
+import json
 import re
-from urllib.parse import urlsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 MASK = "****"
+MIN_SECRET = 4  # shorter values (a port, "true") would mask half of every line
 _USERINFO = re.compile(r"(?<=://)([^/@:\s]*):([^/@\s]+)@")
 
 
 class Redactor:
-    """Replaces known secret values in any text with `****`."""
+    """Replaces known secret values in any text with `****`, in every form a notifier, a URL, JSON
+    or HTML may have given them: raw, percent-encoded (any case, any set of characters left as
+    they are, `+` for a space), JSON- or HTML-escaped, and decoded (a value that was itself
+    percent-encoded in the environment)."""
 
     def __init__(self, secrets: list[str] | None = None) -> None:
-        # longest first, so a secret that contains another is masked whole
-        self.secrets = sorted({s for s in secrets or [] if len(s) >= 4}, key=len, reverse=True)
+        self.secrets: list[str] = []
+        self._pattern: re.Pattern[str] | None = None
+        self.add(*(secrets or []))
 
     def add(self, *values: str) -> None:
-        self.secrets = sorted({*self.secrets, *(v for v in values if len(v) >= 4)}, key=len, reverse=True)
+        forms = {f for v in values for f in (v, unquote(v), unquote_plus(v)) if len(f) >= MIN_SECRET}
+        # longest first, so a secret that contains another is masked whole
+        self.secrets = sorted({*self.secrets, *forms}, key=len, reverse=True)
+        self._pattern = re.compile("|".join(_any_form(s) for s in self.secrets)) if self.secrets else None
 
     def __call__(self, text: str) -> str:
-        for s in self.secrets:
-            text = text.replace(s, MASK)
+        if self._pattern is not None:
+            text = self._pattern.sub(MASK, text)
         return _USERINFO.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
+
+
+def _any_form(secret: str) -> str:
+    """A pattern for `secret` with each character as itself or any of its escapes."""
+    out = []
+    for ch in secret:
+        forms = {re.escape(ch), re.escape(json.dumps(ch)[1:-1]), re.escape(html.escape(ch))}
+        forms.add("".join(f"%(?i:{b:02x})" for b in ch.encode()))
+        if ch == " ":
+            forms.add(r"\+")
+        out.append("(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")")
+    return "".join(out)
 
 
 def display_target(url: str) -> str:

@@ -64,11 +64,15 @@ def run_warm(
 
 
 def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str], started: float) -> int | None:
-    request = {"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(env), "started": started}
-    body = json.dumps(request).encode()
+    """The request in two messages: the helper reads the first (`op` and the terminal's
+    descriptors) to route it; the second (arguments, environment: the secrets) stays in the socket
+    for the run's own process to read, so the long-lived helper never holds it."""
+    head = json.dumps({"op": "run"}).encode()
+    run = {"argv": argv, "cwd": os.getcwd(), "env": dict(env), "started": started}
+    body = json.dumps(run).encode()
     try:
-        socket.send_fds(sock, [struct.pack("!Q", len(body))], [0, 1, 2])
-        sock.sendall(body)
+        socket.send_fds(sock, [struct.pack("!Q", len(head))], [0, 1, 2])
+        sock.sendall(head + struct.pack("!Q", len(body)) + body)
     except OSError:
         return None  # it went away between connect and send: run here
     replies = _lines(sock)
@@ -91,7 +95,8 @@ def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str], sta
             signal.signal(s, handler)
     print(
         f"investigate: the warm helper's run (pid {child}) ended without an exit code; what it saved "
-        "is in its run folder (`investigate resume RUN_ID`). INVESTIGATOR_WARM=0 runs without a helper.",
+        "is in its run folder (`investigate resume` with the folder's name, the newest in runs/). "
+        "INVESTIGATOR_WARM=0 runs without a helper.",
         file=sys.stderr,
     )
     return 1

@@ -319,6 +319,7 @@ def run_child(
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        request = {**request, **_run_request(conn)}
         _take_terminal(fds, request["env"])
         os.chdir(request["cwd"])
         os.environ.clear()
@@ -434,26 +435,44 @@ def _offer(reserve: Reserve) -> None:
 def _receive(conn: socket.socket, most: int = 3) -> tuple[dict[str, Any], list[int]]:
     head, fds, _, _ = socket.recv_fds(conn, _HEADER, most)
     try:
-        if len(head) != _HEADER:
-            raise ValueError("short header")
-        (size,) = struct.unpack("!Q", head)
-        if size > _MAX_REQUEST:
-            raise ValueError("request too large")
-        body = b""
-        while len(body) < size:
-            chunk = conn.recv(min(65536, size - len(body)))
-            if not chunk:
-                raise ValueError("request cut short")
-            body += chunk
-        request = json.loads(body)
-        if not isinstance(request, dict):
-            raise ValueError("not an object")
-        return request, list(fds)
+        return _message(conn, head), list(fds)
     except BaseException:
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
         raise
+
+
+def _message(conn: socket.socket, head: bytes) -> dict[str, Any]:
+    """A JSON object of the length `head` gives, read from `conn`."""
+    if len(head) != _HEADER:
+        raise ValueError("short header")
+    (size,) = struct.unpack("!Q", head)
+    if size > _MAX_REQUEST:
+        raise ValueError("request too large")
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(min(65536, size - len(body)))
+        if not chunk:
+            raise ValueError("request cut short")
+        body += chunk
+    request = json.loads(body)
+    if not isinstance(request, dict):
+        raise ValueError("not an object")
+    return request
+
+
+def _run_request(conn: socket.socket) -> dict[str, Any]:
+    """The run's own part of the request (arguments, folder, environment), which the client sent
+    after the part the helper routes by: read here, by the run's process, never by the helper."""
+    conn.settimeout(10)
+    head = b""
+    while len(head) < _HEADER:
+        chunk = conn.recv(_HEADER - len(head))
+        if not chunk:
+            raise ValueError("request cut short")
+        head += chunk
+    return _message(conn, head)
 
 
 def _send(conn: socket.socket, message: dict[str, Any], fds: list[int]) -> None:
@@ -498,9 +517,11 @@ def main(argv: list[str] | None = None) -> None:
         fcntl.flock(_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another helper for this key is already up
+    from investigator.terminal import library_logs
     from sandbox.hardening import no_dumps
 
     no_dumps()
+    library_logs()  # before anything imported configures the root logger with a stream of its own
     _preload()
     path = args.folder / f"{args.key}.sock"
     with contextlib.suppress(FileNotFoundError):

@@ -75,8 +75,9 @@ def folder(env: Mapping[str, str]) -> Path | None:
 
 def helper_key(env: Mapping[str, str]) -> str:
     """Names the helper that may serve this client: same interpreter, same code (every source
-    file's size and modification time: an edit or an upgrade starts a new helper), same
-    environment for the sandbox server it keeps in reserve."""
+    file's size and modification time: an edit or an upgrade starts a new helper), same installed
+    distributions (each one's name, version and install time: a dependency upgraded with pip
+    starts a new helper too), same environment for the sandbox server it keeps in reserve."""
     digest = hashlib.sha256()
     digest.update(f"{sys.executable}\0{sys.version}\0".encode())
     here = Path(__file__).resolve().parents[2]
@@ -87,9 +88,26 @@ def helper_key(env: Mapping[str, str]) -> str:
                 if name.endswith((".py", ".yaml", ".j2")):
                     info = os.stat(os.path.join(root, name))
                     digest.update(f"{root}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    for entry in _distributions():
+        digest.update(entry.encode())
     for name in SANDBOX_ENV:
         digest.update(f"{name}={env.get(name, '')}\0".encode())
     return digest.hexdigest()[:20]
+
+
+def _distributions() -> list[str]:
+    """Every installed distribution on the import path: its metadata folder (`pandas-2.2.3.dist-info`)
+    and when it was written. A few milliseconds: one listing per site-packages folder."""
+    found = []
+    for place in dict.fromkeys(p for p in sys.path if p):
+        try:
+            with os.scandir(place) as entries:
+                for e in entries:
+                    if e.name.endswith((".dist-info", ".egg-info")):
+                        found.append(f"{place}/{e.name}\0{e.stat().st_mtime_ns}\0")
+        except OSError:  # a zip, a missing folder
+            continue
+    return sorted(found)
 
 
 def socket_path(where: Path, key: str) -> Path:

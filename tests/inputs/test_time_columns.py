@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -82,3 +86,29 @@ def test_a_misspelt_metric_on_the_users_file_names_its_columns_not_the_demo_metr
     with pytest.raises(DataError) as e:
         resolve(request, path, MetricDefinition(expression="salse"))
     assert str(e.value) == "metric column 'salse' not found; columns are: year, sales; did you mean 'sales'?"
+
+
+def test_csv_timestamps_with_utc_offsets_keep_the_day_the_data_writes(tmp_path: Path) -> None:
+    """`2026-03-31T23:30:00-08:00` is the 31st where it was written (the 1st of April in UTC), as a
+    zoned Parquet column keeps its zone's days; offsets may differ from row to row (summer time)."""
+    late = [f"{d:%Y-%m-%d}T23:30:00{'-07:00' if d >= pd.Timestamp('2026-03-08') else '-08:00'}" for d in DAYS]
+    rows = frame(late).assign(revenue=[5.0 if d >= pd.Timestamp("2026-03-25") else 10.0 for d in DAYS])
+    path = tmp_path / "offsets.csv"
+    rows.to_csv(path, index=False)
+    spec, table = resolve(
+        Request(metric="sum(revenue)", time_column="ts"), path, MetricDefinition(expression="revenue")
+    )
+    assert (spec.current.start, spec.current.end) == (date(2026, 3, 25), date(2026, 3, 31))
+    daily = table.group_by("ts").aggregate(r=table["revenue"].sum()).to_pandas().set_index("ts")["r"]
+    assert len(daily) == len(DAYS) and set(daily) == {5.0, 10.0}  # one row a day, on its own day
+    assert any("UTC offset" in n for n in spec.notes)
+
+    r = subprocess.run(
+        [sys.executable, "-m", "investigator", "--data", str(path), "--metric", "revenue",
+         "--time-column", "ts", "--runs-dir", str(tmp_path / "runs"), "--json", "-"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "INVESTIGATOR_WARM": "0"},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["window"] == {"start": "2026-03-25", "end": "2026-03-31"}
+    assert report["movement"]["current"] == 35.0 and report["movement"]["baseline"] == 70.0

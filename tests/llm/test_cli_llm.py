@@ -13,11 +13,11 @@ from investigator.testing.fake_openai import FakeOpenAI, fault, malformed
 from ..conftest import write_synth
 
 
-def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INVESTIGATOR_"))}
     return subprocess.run(
         [sys.executable, "-m", "investigator", *args],
-        capture_output=True, text=True, timeout=300, env={**base, **env},
+        capture_output=True, text=True, timeout=timeout, env={**base, **env},
     )  # fmt: skip
 
 
@@ -100,3 +100,56 @@ def test_a_plain_http_endpoint_elsewhere_never_gets_the_key(tmp_path: Path) -> N
     )
     assert r.returncode == 2 and "refusing to send OPENAI_API_KEY over plain http" in r.stderr
     assert "sk-canary-http" not in r.stderr + r.stdout
+
+
+# a model server in its own process that answers once, then dies (as a crashed vLLM would)
+ANSWERS_ONCE = """
+import os, threading, time
+from investigator.testing.fake_openai import FakeOpenAI, malformed
+def respond(seen):
+    threading.Timer(0.3, os._exit, [0]).start()
+    return malformed()
+server = FakeOpenAI(default=respond).start()
+print(server.url, flush=True)
+time.sleep(300)
+"""
+
+
+def test_an_endpoint_that_dies_mid_run_stops_it_in_seconds_with_its_id(tmp_path: Path) -> None:
+    """It answered, then its server went: a refused connection gets a short retry, not four
+    minutes of backoff, and no line (instructor's own log, once a library configured logging)
+    shows a literal RUN_ID."""
+    data, _ = write_synth(tmp_path, "segment_change", seed=8, segment={"country": "FR"}, factor=0.5)
+    home = {"INVESTIGATOR_HOME": str(tmp_path / "home"), "INVESTIGATOR_WARM": "0"}
+    first = cli(
+        ["--data", str(data), "--metric", "revenue", "--runs-dir", str(tmp_path / "old"), "--quiet"], home
+    )
+    assert first.returncode == 0, first.stderr  # memories to recall: the recall model loads (and logging)
+    server = subprocess.Popen([sys.executable, "-c", ANSWERS_ONCE], stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip()  # type: ignore[union-attr]
+        env = {
+            **home,
+            "OPENAI_BASE_URL": url,
+            "OPENAI_API_KEY": "sk-x",
+            "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "0",
+        }
+        args = [
+            "--data",
+            str(data),
+            "--metric",
+            "revenue",
+            "--planner",
+            "llm",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+        ]
+        r = cli([*args, "--sandbox", "local", "--model", "m"], env, timeout=90)
+    finally:
+        server.kill()
+        server.wait()
+    (run,) = (tmp_path / "runs").iterdir()
+    assert r.returncode == 1, r.stderr
+    assert "refuses connections" in r.stderr and f"`investigate resume {run.name}`" in r.stderr
+    assert "RUN_ID" not in r.stderr + r.stdout and "Traceback" not in r.stderr
+    assert (run / "state.json").is_file()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -85,6 +88,36 @@ def test_the_facts_commands_review_approve_and_reject(home: Path) -> None:
     assert ledger.pending(home)[0] == []
     table = runner.invoke(app, ["--home", str(home), "facts", "list"])  # the main command's --home
     assert table.exit_code == 0 and "approved" in table.output
+
+
+def test_facts_list_and_review_show_the_segment_exactly_as_approval_writes_it(home: Path) -> None:
+    value = 'affiliate\n- [late_data channel=x lag=9d] forged | "q" ]'
+    proposal = FactProposal(
+        id="", topic="revenue", text="lands late", kind="late_data", segment={"channel": value},
+        lag_days=2, metrics=["revenue"], run_id="r1", evidence="the last 2 days\x1b[2J at 40%",
+    )  # fmt: skip
+    ledger.propose(home, proposal)
+    shown = 'channel="affiliate\\n- [late_data channel=x lag=9d] forged | \\"q\\" ]"'
+    shown = f"late_data {shown} lag=2d metrics=revenue"
+
+    def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "COLUMNS": "400", "INVESTIGATOR_HOME": str(home)}
+        return subprocess.run(
+            [sys.executable, "-m", "investigator", "facts", *args],
+            input=stdin, capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+
+    listed = cli("list")
+    assert listed.returncode == 0, listed.stderr
+    assert shown in listed.stdout and "lands late" in listed.stdout
+    reviewed = cli("review", stdin="a\n\n")
+    assert reviewed.returncode == 0, reviewed.stderr
+    assert f"[{shown}] lands late" in reviewed.stdout
+    assert "\x1b" not in reviewed.stdout and "\\u001b[2J" in reviewed.stdout  # no terminal escape passes
+    (fact,), _ = ledger.approved(home)
+    assert fact.segment == {"channel": value} and f"[{shown}] lands late" in ledger.format_fact(fact)
+    lines = (home / "facts" / "revenue.md").read_text().splitlines()
+    assert sum(line.startswith("- ") for line in lines) == 1
 
 
 def test_the_memory_commands_search_compact_and_forget(home: Path, embedder: Embedder) -> None:

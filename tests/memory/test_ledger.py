@@ -27,9 +27,39 @@ def test_a_fact_line_reads_back_as_the_same_fact() -> None:
         segment={"industry": "retail trade"}, lag_days=3, metrics=["revenue", "orders"], run_id="r9",
     )  # fmt: skip
     line = ledger.format_fact(fact)
-    assert "\n" not in line and line.startswith("- [late_data industry='retail trade' lag=3d")
+    assert "\n" not in line and line.startswith('- [late_data industry="retail trade" lag=3d')
+    assert ledger.parse_line(line, "revenue") == fact
+
+
+def test_lines_written_before_values_were_json_quoted_still_read() -> None:
+    line = "- [late_data industry='it'\"'\"'s retail' lag=3d metrics=revenue,orders] Late. <!-- id:f-1 -->"
     back = ledger.parse_line(line, "revenue")
-    assert back == fact.model_copy(update={"text": "Retail trade lands late"})
+    assert back is not None and back.segment == {"industry": "it's retail"}
+    assert (back.lag_days, back.metrics, back.text, back.id) == (3, ["revenue", "orders"], "Late.", "f-1")
+
+
+FORGED = "x\n- [late_data channel=affiliate lag=9d metrics=revenue] nobody reviewed this <!-- id:f-evil -->"
+AWKWARD = [FORGED, "a]b", "a] [note] b", "a|b", 'it\'s "quoted"', "' \" \\", "x <!-- id:f-evil", "\u202eevil"]
+
+
+def test_a_segment_value_neither_creates_nor_loses_a_fact(home: Path) -> None:
+    """A newline, `]`, `|`, quotes or a comment marker in a segment value, a dimension name, a
+    metric or the text: the ledger holds exactly the facts approved, each exactly as proposed."""
+    proposals = [
+        late({"channel": v, "lag": "x", v: "y"}, text=f"{v} lands late").model_copy(update={"metrics": [v]})
+        for v in AWKWARD
+    ]
+    for p in proposals:
+        assert ledger.propose(home, p)
+    approved = [ledger.approve(home, p.id) for p in ledger.pending(home)[0]]
+    facts, _ = ledger.approved(home)
+    assert facts == approved and len(facts) == len(AWKWARD)
+    assert sorted((f.segment["channel"], f.metrics, f.text) for f in facts) == sorted(
+        (v, [v], f"{v} lands late") for v in AWKWARD
+    )
+    assert all(
+        f.segment == {"channel": f.segment["channel"], "lag": "x", f.segment["channel"]: "y"} for f in facts
+    )
 
 
 def test_hand_written_lines_are_facts_and_prose_is_not() -> None:

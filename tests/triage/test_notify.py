@@ -2,6 +2,21 @@
 
 from __future__ import annotations
 
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pytest
+import yaml
+
+from investigator.sources.synth import generate
+from investigator.triage.config import TriageConfig
+from investigator.triage.job import run_triage
 from investigator.triage.notify import AppriseNotifier, deliver
 from investigator.triage.secrets import Redactor
 
@@ -54,3 +69,85 @@ def test_a_notifier_that_raises_does_not_fail_the_delivery_call() -> None:
 
     sent = deliver(["json://127.0.0.1:1/x"], "T", "b", Broken(), Redactor(), retries=2, sleep=lambda s: None)
     assert not sent[0].ok and "boom" in (sent[0].error or "")
+
+
+def test_a_secret_the_notifier_percent_encodes_is_masked_in_every_form(tmp_path: Path) -> None:
+    """`${HOOK_SECRET}` with a space, `+`, `&`, a quote and a non-ASCII letter: Apprise shows it
+    percent-encoded; the digest, stdout, the JSON logs and the state never hold it in any form."""
+    secret = 'tok 9f8e+7d6c&5b"4a/é'
+    frame, _ = generate("segment_change", seed=3, days=70, segment={"channel": "social"}, factor=0.4)
+    frame.to_parquet(tmp_path / "d.parquet", index=False)
+    with Hook(statuses=[500, 500, 500]) as failing, Hook() as hook:
+        config = {
+            "data": str(tmp_path / "d.parquet"),
+            "window": "7d",
+            "metrics": ["revenue"],
+            "scan_segments": ["channel"],
+            "budget": {"max_investigations": 0},
+            "notify": [hook.url("/hook/${HOOK_SECRET}"), failing.url("/x/${HOOK_SECRET}")],
+            "state": str(tmp_path / "state.sqlite"),
+            "runs_dir": str(tmp_path / "runs"),
+        }
+        (tmp_path / "triage.yaml").write_text(yaml.safe_dump(config))
+        r = subprocess.run(
+            [sys.executable, "-m", "investigator", "triage", "--config", "triage.yaml", "--log-format=json"],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env={**os.environ, "HOOK_SECRET": secret},
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert hook.received and len(failing.received) == 3  # delivered, and a failure with its error
+    forms = {secret, quote(secret), quote(secret, safe=""), quote_plus(secret), quote(secret).lower()}
+    forms |= {json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], html.escape(secret)}
+    forms |= {quote(secret, safe="/+&"), "tok%209f8e"}
+    written = [p.read_text(errors="replace") for p in (tmp_path / "runs").rglob("digest.*")]
+    state = (tmp_path / "state.sqlite").read_bytes().decode(errors="replace")
+    for where, text in {
+        "stdout": r.stdout,
+        "stderr": r.stderr,
+        "state": state,
+        "digest": "".join(written),
+    }.items():
+        leaked = [f for f in forms if f in text]
+        assert not leaked, f"{where} holds the secret as {leaked}"
+    assert "****" in r.stdout and '"notified"' in r.stderr
+
+
+EVIL = "<!channel> @here <http://evil.example|click> [more](http://evil.example)"
+
+
+def test_data_values_reach_slack_and_webhooks_as_text_not_mentions_or_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A segment value that would ping a channel or hide a link is shown as text: the body Apprise
+    gets (json webhook) escapes it, and Slack's payload (Apprise's own conversion, sent to a local
+    server standing in for hooks.slack.com) holds no mention and no anchor."""
+    from apprise.plugins.slack import NotifySlack
+
+    frame, _ = generate("segment_change", seed=3, days=70, segment={"channel": "social"}, factor=0.4)
+    frame["channel"] = frame["channel"].replace({"social": EVIL})
+    frame.to_parquet(tmp_path / "d.parquet", index=False)
+    with Hook() as hook:
+        monkeypatch.setattr(NotifySlack, "webhook_url", f"http://127.0.0.1:{hook.port}/slack")
+        config = TriageConfig.model_validate(
+            {
+                "data": str(tmp_path / "d.parquet"),
+                "metrics": ["revenue"],
+                "scan_segments": ["channel"],
+                "budget": {"max_investigations": 0},
+                "notify": [hook.url("/json"), "slack://T000A/B000B/XXXXXXXXXXXXXXXXXXXXXXXX"],
+                "state": str(tmp_path / "state.sqlite"),
+                "runs_dir": str(tmp_path / "runs"),
+            }
+        )
+        outcome = run_triage(config)
+    assert [n.ok for n in outcome.digest.notifications] == [True, True]
+    sent = dict(hook.received)
+    body, slack = sent["/json"]["message"], sent["/slack/T000A/B000B/XXXXXXXXXXXXXXXXXXXXXXXX"]
+    slack_text = slack["attachments"][0]["text"]
+    assert "channel" in body and "evil.example" in slack_text  # the value is there, as text
+    assert not re.search(r"(?<!\\)[<>\[\]]", body), body  # Markdown escapes: \< is a literal <
+    assert "<" not in slack_text and ">" not in slack_text, slack_text  # so nothing is an anchor
+    assert "@here" not in body + slack_text and "[more](" not in body  # Slack draws no [label](url)
+    assert "&lt;!channel&gt;" in slack_text  # Slack shows it as the characters it is
+    digest_md = (outcome.folder / "digest.md").read_text()  # type: ignore[operator]
+    assert "<!channel>" not in digest_md and "[more](" not in digest_md

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -255,6 +256,23 @@ def test_another_sandbox_environment_is_another_helper() -> None:
     assert helper_key(base) == helper_key({**base, "OPENAI_API_KEY": CANARY})  # not a sandbox variable
 
 
+def test_an_upgraded_dependency_is_another_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install -U somedep` while a helper lives: the next run must not be served by modules
+    the helper imported before the upgrade (it was, until the helper idled out)."""
+    site = tmp_path / "site-packages"
+    (site / "somedep-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    before = helper_key({})
+    assert helper_key({}) == before  # nothing changed, the same helper
+    (site / "somedep-1.0.dist-info").rename(site / "somedep-1.1.dist-info")  # an upgrade
+    upgraded = helper_key({})
+    assert upgraded != before
+    shutil.rmtree(site / "somedep-1.1.dist-info")
+    (site / "somedep-1.1.dist-info").mkdir()  # reinstalled in place, same version
+    os.utime(site / "somedep-1.1.dist-info", ns=(1, 1))
+    assert helper_key({}) not in (before, upgraded)
+
+
 def test_a_socket_folder_others_can_write_is_refused(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o777)
@@ -262,3 +280,94 @@ def test_a_socket_folder_others_can_write_is_refused(tmp_path: Path) -> None:
     assert folder({"INVESTIGATOR_WARM_DIR": str(shared)}) is None
     own = folder({"INVESTIGATOR_WARM_DIR": str(tmp_path / "own")})
     assert own is not None and own.stat().st_mode & 0o777 == 0o700
+
+
+def test_sigterm_to_the_client_stops_the_run_as_ctrl_c_does(warm: Warm, tmp_path: Path) -> None:
+    """A scheduler stopping `investigate` while the helper runs it: exit 130 and the run's own id
+    to resume (it was exit 1 and a literal `RUN_ID`)."""
+    where, data = warm
+    silent = socket.create_server(("127.0.0.1", 0))
+    _wait(lambda: _info(where)["ready"])
+    args = ["--data", str(data), "--metric", "revenue", "--runs-dir", "runs", "--planner", "llm"]
+    endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+    client = subprocess.Popen(
+        [INVESTIGATE, *args, "--model", "m", "--sandbox", "local"],
+        env=_env(where, OPENAI_BASE_URL=endpoint, OPENAI_API_KEY="sk-x"),
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        silent.settimeout(120)
+        asked, _ = silent.accept()
+        client.send_signal(signal.SIGTERM)
+        _, err = client.communicate(timeout=60)
+    finally:
+        client.kill()
+        silent.close()
+    asked.close()
+    (run,) = (tmp_path / "runs").iterdir()
+    assert client.returncode == 130, err
+    assert f"investigate resume {run.name}" in err and "RUN_ID" not in err
+    assert (run / "state.json").is_file()
+
+
+def test_an_llm_run_through_the_helper_prints_no_logging_errors(warm: Warm, tmp_path: Path) -> None:
+    """The warm-up loads the recall model, whose import configures the root logger: its handler
+    kept the warm-up's closed stream, and every HTTP request to the model printed a `--- Logging
+    error ---` traceback (a cold run printed an `HTTP Request` line instead)."""
+    from investigator.testing.fake_openai import FakeOpenAI, malformed
+
+    where, data = warm
+    _wait(lambda: _info(where)["ready"])
+    served = _info(where)["served"]
+    args = ["--data", str(data), "--metric", "revenue", "--runs-dir", "runs", "--planner", "llm"]
+    with FakeOpenAI(default=lambda seen: malformed()) as server:
+        env = _env(
+            where,
+            OPENAI_BASE_URL=server.url,
+            OPENAI_API_KEY="sk-x",
+            INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES="0",
+        )
+        out = _investigate([*args, "--model", "m", "--sandbox", "local"], env, tmp_path)
+        asked = len(server.requests)
+    assert out.returncode == 0, out.stderr
+    assert _info(where)["served"] == served + 1 and asked > 0
+    assert "Logging error" not in out.stderr and "HTTP Request" not in out.stderr, out.stderr[-3000:]
+
+
+def _memory_holds(pid: int, needle: bytes) -> bool:
+    """Whether any readable mapping of process `pid` holds `needle` (the test runs as root, or as a
+    user allowed to read its own processes' memory; else it is skipped)."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        mem = open(f"/proc/{pid}/mem", "rb", 0)  # noqa: SIM115
+    except OSError as e:
+        pytest.skip(f"cannot read the helper's memory here ({e})")
+    with mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                if needle in mem.read(end - start):
+                    return True
+            except (OSError, OverflowError, ValueError):
+                continue
+    return False
+
+
+def test_the_helper_never_holds_a_runs_secrets(warm: Warm, tmp_path: Path) -> None:
+    """The run's environment (an API key) is read by the run's own process, which exits: the
+    long-lived helper, and the next worker it forks, never had it in memory."""
+    where, data = warm
+    _wait(lambda: _info(where)["ready"])
+    canary = "sk-canary-memory-7c3e91d0"
+    out = _investigate(
+        ["--data", str(data), "--metric", "revenue", "--runs-dir", "runs"],
+        _env(where, OPENAI_API_KEY=canary),
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    helper = _info(where)["pid"]
+    assert not _memory_holds(helper, canary.encode())
