@@ -1,4 +1,10 @@
-"""Start an IPython kernel that exits when the sandbox server that started it is gone.
+"""Start an IPython kernel without privileges, that exits when the sandbox server that started it
+is gone.
+
+The kernel runs behind `unshare` (see `kernels/local.py`) as root of its own user namespace: first
+of all this drops every capability for good, so kernel code cannot undo the namespaces' view (a
+`umount -l /proc` showed the host's processes) whatever user started it; a guard that cannot drop
+them does not start the kernel.
 
 In its own PID namespace the kernel is process 1 with no parent it can see, so ipykernel's own
 parent poller cannot notice a server killed with SIGKILL. The server holds a FIFO open (the path is
@@ -33,6 +39,13 @@ def _exit_when_the_server_is_gone(path: str) -> None:
 
 
 if __name__ == "__main__":
+    from sandbox.hardening import drop_privileges
+
+    try:
+        drop_privileges()  # before any thread starts: capabilities are per thread
+    except OSError as exc:
+        print(f"sandbox: no kernel: it could not drop its privileges ({exc})", file=sys.stderr)
+        sys.exit(1)
     path = os.environ.pop(LIFELINE, "")
     if path:
         threading.Thread(target=_exit_when_the_server_is_gone, args=(path,), daemon=True).start()
