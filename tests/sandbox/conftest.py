@@ -119,8 +119,9 @@ def http_server(
 
 
 @contextlib.asynccontextmanager
-async def http_client(url: str, token: str = "test-token-123") -> Any:
-    """An MCP client session over streamable HTTP with the bearer token."""
+async def http_client(url: str, token: str = "test-token-123", mode: str = "auto") -> Any:
+    """An MCP client session over streamable HTTP with the bearer token; `mode="legacy"` speaks
+    the handshake protocol (an MCP session, ended with a DELETE), else the stateless one."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -128,7 +129,7 @@ async def http_client(url: str, token: str = "test-token-123") -> Any:
     http = httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=None)
     )
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
         yield client
 
 
