@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["drop_privileges", "no_dumps"]
+__all__ = ["drop_privileges", "hide_folder", "no_dumps"]
 
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CAPABILITY_V3 = 0x20080522
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC = 1, 2, 4, 8, 4096, 16384
 
 
 class _CapHeader(ctypes.Structure):
@@ -66,3 +68,33 @@ def drop_privileges() -> None:
     held = [k for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb") if int(status.get(k, "0"), 16)]
     if held or status.get("NoNewPrivs", "").strip() != "1":
         raise OSError(f"capabilities still held after dropping them: {', '.join(held) or 'NoNewPrivs unset'}")
+
+
+def hide_folder(folder: Path) -> bool:
+    """In this process's own mount namespace (the kernel's, before it drops its privileges), put
+    an empty read-only folder over `folder`, and make each folder on its path a mount point of
+    itself: a mount point cannot be renamed or removed, so kernel code can neither read what is
+    in `folder` nor move it aside and put a folder of its own (with a key it knows) in its place.
+    A folder that does not exist is made first (else kernel code could make it); one that this
+    user cannot make cannot be made by kernel code either: False, nothing to hide. Raises
+    `OSError` when a mount fails."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        if folder.is_dir():
+            raise
+        return False
+    real = folder.resolve()
+    libc = _libc()
+
+    def mount(source: str, target: Path, fstype: str | None, flags: int, data: str | None = None) -> None:
+        ok = libc.mount(source.encode(), str(target).encode(), fstype and fstype.encode(), flags,
+                        data and data.encode())  # fmt: skip
+        if ok != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"could not mount over {target}: {os.strerror(err)}")
+
+    for above in reversed(real.parents[:-1]):  # from the top down, "/" aside
+        mount(str(above), above, None, MS_BIND | MS_REC)
+    mount("tmpfs", real, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")
+    return True

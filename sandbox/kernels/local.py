@@ -19,6 +19,7 @@ from jupyter_client.manager import KernelManager
 
 from sandbox.kernel_guard import LIFELINE, RUNTIME_PREFIX
 from sandbox.kernels.jupyter import INLINE, JupyterKernel
+from sandbox.private import HIDE, private_dir
 
 __all__ = ["PASSED", "LocalKernel", "clean_env"]
 
@@ -122,6 +123,7 @@ class LocalKernel(JupyterKernel):
             os.mkfifo(lifeline, 0o600)
             self._lifeline = os.open(lifeline, os.O_RDWR | os.O_NONBLOCK)  # closes when we die
             env[LIFELINE] = str(lifeline)
+            env[HIDE] = str(private_dir())  # the guard hides it from kernel code
             spec.interrupt_mode = "message"
         self.km.start_kernel(
             cwd=str(self.workdir),
