@@ -77,7 +77,8 @@ def server_params(
     backend: str, extra_env: dict[str, str] | None = None, args: Sequence[str] = ()
 ) -> StdioServerParameters:
     """`python -m sandbox` as a stdio child, as an MCP client would start it."""
-    env = {"PYTHONPATH": str(ROOT), **(extra_env or {})}
+    private = {k: v for k, v in os.environ.items() if k == "INVESTIGATOR_PRIVATE_DIR"}  # not the user's own
+    env = {"PYTHONPATH": str(ROOT), **private, **(extra_env or {})}
     return StdioServerParameters(
         command=sys.executable, args=["-m", "sandbox", "--backend", backend, *args], env=env
     )
