@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import load_settings
-from investigator.memory import recall
+from investigator.memory import approval, ledger, recall
 from investigator.memory.embed import CachedEmbedder, WordLlamaEmbedder
 from investigator.memory.models import NewMemory
 from investigator.memory.store import MemoryStore
@@ -109,7 +110,12 @@ def main() -> None:
         for i in range(args.ledger_lines - 3)
     ]
     lines.append("- [late_data channel=affiliate lag=2d metrics=revenue] affiliate lands 2 days late")
-    (facts / "revenue.md").write_text("\n".join(lines) + "\n")
+    os.environ["INVESTIGATOR_PRIVATE_DIR"] = str(work / "private")  # the approval key: not the user's own
+    secret = approval.key(create=True)
+    assert secret is not None
+    parsed = [(line, ledger.parse_line(line, "revenue")) for line in lines]
+    signed = [line if f is None else ledger.signed(f, "revenue", secret)[0] for line, f in parsed]  # approved
+    (facts / "revenue.md").write_text("\n".join(signed) + "\n")
 
     frame, _ = generate("segment_change", seed=3, segment={"channel": "social"}, factor=0.5)
     data = work / "data.parquet"

@@ -331,6 +331,7 @@ def resume(
     check_sandbox(settings)
     state = _same_data(state, settings, force)
     planner = make_planner(settings, hooks, llm)
+    _forget_kernel_state(run_dir(settings.runs_dir, run_id))
     return _run(state, settings, hooks or Hooks(), planner=planner, started=started)
 
 
@@ -351,7 +352,21 @@ def continue_run(
     settings = settings.model_copy(update={"max_iterations": state.iteration + iterations + 1})
     state = state.reopened(settings.run_settings())
     save(state, run_dir(settings.runs_dir, run_id))
+    _forget_kernel_state(run_dir(settings.runs_dir, run_id))
     return _run(state, settings, hooks or Hooks(), started=started)
+
+
+def _forget_kernel_state(folder: Path) -> None:
+    """Remove the DataFrames an earlier kernel pickled into the workspace, so a resumed run's
+    kernel does not load them: unpickling runs code, and a kernel (or whoever had the run folder)
+    wrote those files. The resumed run goes on from state.json's evidence instead."""
+    from sandbox.sessions import STATE_DIR
+
+    saved = folder / "workspace" / STATE_DIR
+    if saved.is_symlink() or saved.is_file():
+        saved.unlink()
+    elif saved.is_dir():
+        shutil.rmtree(saved, ignore_errors=True)  # never follows a link inside
 
 
 def _same_data(state: RunState, settings: Settings, force: bool) -> RunState:

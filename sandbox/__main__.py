@@ -9,7 +9,10 @@ than loopback (`--host 0.0.0.0`) answers only the names given with `--allow-host
 
 The operator's flags are the policy: sessions get this server's backend, and ask at most for the
 network, memory, CPUs, pids and images the flags allow (`--allow-network`, `--max-memory`,
-`--max-cpus`, `--max-pids`, `--image`, `--allow-image`); a client may ask for less.
+`--max-cpus`, `--max-pids`, `--image`, `--allow-image`); a client may ask for less. The server runs
+at most `--max-sessions` sessions, closes one left unused for `--idle-timeout` seconds (over HTTP,
+30 minutes unless set; a client that went away never says so) and, over HTTP, those an MCP session
+made when it ends; no execution runs longer than `--max-timeout` seconds.
 """
 
 from __future__ import annotations
@@ -50,6 +53,33 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+class SessionEnd:
+    """ASGI middleware: when a client ends its MCP session (streamable HTTP's DELETE with its
+    `mcp-session-id`, which the server accepted), `on_end` closes the kernels that session made."""
+
+    def __init__(self, app: Any, on_end: Any) -> None:
+        self.app, self.on_end = app, on_end
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        ended = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1")
+        status = 0
+
+        async def watch(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if ended and 200 <= status < 300:
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.on_end, ended)  # stopping kernels blocks
+
+
 def _bracket(host: str) -> str:
     """An IPv6 literal as it appears in a Host header."""
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
@@ -65,11 +95,19 @@ def is_loopback(host: str) -> bool:
 
 
 def http_app(
-    mcp: Any, host: str, port: int, token: str, origins: list[str], allow_hosts: list[str] | None = None
+    mcp: Any,
+    host: str,
+    port: int,
+    token: str,
+    origins: list[str],
+    allow_hosts: list[str] | None = None,
+    on_session_end: Any = None,
+    idle_timeout_s: float | None = None,
 ) -> Any:
     """The streamable-HTTP app with Host/Origin checks and bearer auth in front. Requests must
     name a loopback host, the bound host, or one of `allow_hosts` (a wildcard bind address such
-    as 0.0.0.0 is no name a client sends)."""
+    as 0.0.0.0 is no name a client sends). `on_session_end(mcp_session_id)` is called when a
+    client ends its MCP session; an MCP session idle for `idle_timeout_s` is dropped too."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     local = ["127.0.0.1", "localhost", "[::1]"]
@@ -80,7 +118,10 @@ def http_app(
         allowed_hosts=[f"{h}:{port}" for h in hosts] + hosts,
         allowed_origins=[f"http://{h}:{port}" for h in hosts] + origins,
     )
-    app = mcp.streamable_http_app(transport_security=security, host=host)
+    idle = {} if idle_timeout_s is None else {"session_idle_timeout": idle_timeout_s}
+    app = mcp.streamable_http_app(transport_security=security, host=host, **idle)
+    if on_session_end is not None:
+        app = SessionEnd(app, on_session_end)
     return BearerAuth(app, token)
 
 
@@ -124,6 +165,16 @@ def main(argv: list[str] | None = None) -> None:
         metavar="IMAGE",
         help="another image sessions may ask for",
     )
+    server = parser.add_argument_group("the server's own limits")
+    server.add_argument("--max-sessions", type=int, default=8, help="sessions at once; more are refused (8)")
+    server.add_argument(
+        "--idle-timeout",
+        type=float,
+        help="close a session unused for this many seconds (over HTTP 1800 unless set; 0: never)",
+    )
+    server.add_argument(
+        "--max-timeout", type=float, default=600.0, help="the longest an execution may run, in seconds (600)"
+    )
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument(
         "--warm-workspace", type=Path, help="stdio, local backend: start the first session's kernel at once"
@@ -142,6 +193,9 @@ def main(argv: list[str] | None = None) -> None:
             max_cpus=args.max_cpus,
             max_pids=args.max_pids,
             images=list(dict.fromkeys([args.image or DEFAULT_IMAGE, *args.allow_image])),
+            max_sessions=args.max_sessions,
+            idle_timeout_s=_idle_timeout(args),
+            max_timeout_s=args.max_timeout,
         )
     except ValueError as exc:
         parser.error(str(exc))
@@ -151,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
 
         warm[args.warm_workspace.resolve()] = prewarm(args.warm_workspace.resolve())
     from sandbox.loops import close_idle_loops
-    from sandbox.server import build_server
+    from sandbox.server import build_server, close_idle_sessions
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -165,6 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     mcp, registry = build_server(
         args.backend, args.root, confine=remote, data_roots=args.data_root, warm=warm, policy=policy
     )
+    sweeping = close_idle_sessions(registry)
     try:
         if args.backend == "docker":
             try:  # sweep orphans of crashed runs now; a missing daemon is create_session's error
@@ -174,19 +229,37 @@ def main(argv: list[str] | None = None) -> None:
         if args.transport == "stdio":
             mcp.run("stdio")
         else:
-            serve_http(mcp, args)
+            serve_http(mcp, args, registry)
     finally:
+        sweeping.set()
         registry.close_all()
         close_idle_loops()  # jupyter_client's worker-thread loops, else __del__ noise on the CLI's stderr
 
 
-def serve_http(mcp: Any, args: argparse.Namespace) -> None:
+def _idle_timeout(args: argparse.Namespace) -> float | None:
+    """Seconds before an unused session is closed: the flag (0: never), else 30 minutes over HTTP,
+    where clients come and go, and never over stdio, where the client's end ends the server."""
+    if args.idle_timeout is None:
+        return 1800.0 if args.transport == "http" else None
+    return args.idle_timeout or None
+
+
+def serve_http(mcp: Any, args: argparse.Namespace, registry: Any) -> None:
     import uvicorn
 
     token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(32)
     if not os.environ.get(TOKEN_ENV):
         print(f"bearer token: {token}", file=sys.stderr, flush=True)
-    app = http_app(mcp, args.host, args.port, token, args.allow_origin, args.allow_host)
+    app = http_app(
+        mcp,
+        args.host,
+        args.port,
+        token,
+        args.allow_origin,
+        args.allow_host,
+        on_session_end=registry.close_owned_by,
+        idle_timeout_s=registry.policy.idle_timeout_s,
+    )
     if not is_loopback(args.host):
         names = ", ".join(args.allow_host) or "none: only loopback names are answered; add --allow-host NAME"
         print(

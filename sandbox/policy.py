@@ -2,7 +2,9 @@
 
 The operator's flags are the policy: the backend is the server's, and network, memory, CPUs, pids
 and images have ceilings a client may lower but never raise. A refused request says which limit it
-hit and which flag raises it.
+hit and which flag raises it. The server's own limits are here too: how many sessions at once, how
+long one may sit unused before it is closed, and the longest an execution may run (a client asking
+for longer gets that ceiling).
 """
 
 from __future__ import annotations
@@ -58,11 +60,20 @@ class Policy(BaseModel):
     max_cpus: float = 1.0
     max_pids: int = 256
     images: list[str] = Field(default_factory=lambda: [DEFAULT_IMAGE], description="the first is the default")
+    max_sessions: int = Field(8, description="sessions (kernels, containers) at once; more are refused")
+    idle_timeout_s: float | None = Field(None, description="seconds unused before a session closes")
+    max_timeout_s: float = Field(600.0, description="the longest one execution may run, whatever is asked")
 
     def model_post_init(self, _context: object) -> None:
         parse_memory(self.max_memory)
         if self.max_cpus <= 0 or self.max_pids <= 0 or not self.images:
             raise ValueError("--max-cpus and --max-pids must be positive and at least one image allowed")
+        if self.max_sessions <= 0 or self.max_timeout_s <= 0 or (self.idle_timeout_s or 1) <= 0:
+            raise ValueError("--max-sessions, --max-timeout and --idle-timeout must be positive")
+
+    def timeout(self, asked: float | None, default: float) -> float:
+        """The seconds an execution may run: what was asked (else `default`), at most the ceiling."""
+        return min(self.max_timeout_s, default if asked is None else asked)
 
     def apply(self, asked: SessionOptions) -> SessionOptions:
         """`asked` with the server's values filled in; `PermissionError` naming the limit and
@@ -109,5 +120,6 @@ class Policy(BaseModel):
                 "memory": memory,
                 "cpus": cpus,
                 "pids": pids,
+                "timeout": self.timeout(asked.timeout, asked.timeout),
             }
         )

@@ -13,11 +13,12 @@ from __future__ import annotations
 import base64
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
@@ -94,6 +95,32 @@ def _exec_result(res: ExecResult) -> CallToolResult:
     )
 
 
+def _mcp_session(ctx: Context) -> str | None:
+    """The MCP session a tool call came in (streamable HTTP's `mcp-session-id`); None over stdio,
+    where the client's session is the whole server process."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None)
+    return headers.get("mcp-session-id") if headers is not None else None
+
+
+def close_idle_sessions(registry: SessionRegistry) -> threading.Event:
+    """Close sessions left unused past the policy's idle timeout, checking a few times per timeout
+    in a background thread (a client that went away never calls cleanup). Set the event to stop."""
+    stop = threading.Event()
+    idle = registry.policy.idle_timeout_s
+    if idle is None:
+        return stop
+
+    def sweep() -> None:
+        while not stop.wait(min(max(idle / 4, 0.5), 30.0)):
+            closed = registry.close_idle()
+            if closed:
+                log.info("closed idle sessions: %s", ", ".join(closed))
+
+    threading.Thread(target=sweep, name="idle-sessions", daemon=True).start()
+    return stop
+
+
 def _plain(traceback: list[str] | str) -> str:
     """A Jupyter traceback without its terminal colour codes."""
     import re
@@ -140,12 +167,16 @@ def build_server(
         workspace: str | None = None,
         data_paths: list[str] | None = None,
         pids: int | None = None,
+        ctx: Context | None = None,
     ) -> SessionInfo:
         """Start a kernel session. `data_paths` are host files made readable inside (read-only);
         the answer's `data_paths` says where. `network` is off unless asked for. The server's
         operator sets the backend and the ceilings of network, image, memory, cpus and pids: a
         session may ask for less (unset means the server's value), never more; `backend`, if
-        given, must be the server's own."""
+        given, must be the server's own. The operator also limits how many sessions run at once
+        (more are refused), closes a session left unused past an idle timeout, and caps
+        `timeout` (the default seconds per execution). A session ends with `cleanup`, or with the
+        MCP session that made it."""
         options = SessionOptions(
             backend=backend,
             image=image,
@@ -157,7 +188,7 @@ def build_server(
             workspace=workspace,
             data_paths=data_paths or [],
         )
-        s = registry.create(options)
+        s = registry.create(options, owner=_mcp_session(ctx) if ctx is not None else None)
         return _session_info(registry, s, restored=s.restored, swept_orphans=registry.swept)
 
     @mcp.tool()
@@ -176,8 +207,10 @@ def build_server(
         """Run code in the session's kernel. Returns stdout, stderr, the last expression's repr,
         the error (name, value, traceback), structured results, saved figures and elapsed time.
         Code that raised, timed out or killed its kernel is a tool error (`isError`, the traceback
-        in the text) that still carries the full result."""
-        return _exec_result(registry.get(session_id).execute(code, timeout))
+        in the text) that still carries the full result. `timeout` (seconds; the session's by
+        default) is at most the server's ceiling: a longer one is cut to it."""
+        s = registry.get(session_id)
+        return _exec_result(s.execute(code, registry.policy.timeout(timeout, s.options.timeout)))
 
     @mcp.tool()
     @_tool

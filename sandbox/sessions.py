@@ -13,6 +13,7 @@ import secrets
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +78,9 @@ class Session:
         self.owns_workdir = owns_workdir
         self.data = data  # host path -> path inside the kernel
         self.lock = threading.Lock()
+        self.owner: str | None = None  # the MCP session that made it (HTTP), closed with it
+        self.used_at = time.monotonic()
+        self.closed = False  # a call that was waiting for the lock finds it closed, not restarted
         self.count = 0
         self.warnings: list[str] = []
         self.restored: list[str] = []  # DataFrames reloaded when the session started
@@ -100,16 +104,23 @@ class Session:
     # execution -------------------------------------------------------------------------------
     def execute(self, code: str, timeout: float | None = None) -> ExecResult:
         with self.lock:
+            self._open()
             self.count += 1
             res = self.kernel.execute(code, timeout=timeout or self.options.timeout)
             if res.restarted:
                 res.restored = self.prepare(restore=True)
             else:
                 self.kernel.execute("__investigator_persist()", timeout=120)
+            self.used_at = time.monotonic()
             return self._cap(res)
+
+    def _open(self) -> None:
+        if self.closed:
+            raise KeyError(f"session {self.id!r} was closed; call create_session")
 
     def restart(self) -> list[str]:
         with self.lock:
+            self._open()
             self.kernel.restart()
             return self.prepare(restore=True)
 
@@ -118,6 +129,7 @@ class Session:
         that folder as the current directory and workspace, the library preloaded again. A local
         kernel takes seconds to start and import the library; this, a small fraction of that."""
         with self.lock:
+            self._open()
             old, owned = self.workdir, self.owns_workdir
             self.kernel.workdir = self.workdir = workdir
             self.kernel.workspace_path = str(workdir)
@@ -195,6 +207,7 @@ class Session:
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             self.kernel.shutdown()
             if self.owns_workdir:
                 shutil.rmtree(self.workdir, ignore_errors=True)
@@ -221,6 +234,9 @@ class SessionRegistry:
         self.confine = confine  # remote clients: workspaces under root, data under data_roots
         self.data_roots = [p.resolve() for p in data_roots or []]
         self.sessions: dict[str, Session] = {}
+        self.ended: dict[str, str] = {}  # session id -> why the server closed it (the last few)
+        self._lock = threading.Lock()  # the count of sessions, those still starting included
+        self._starting = 0
         self._docker: Any = None
         self.swept: list[str] = []
 
@@ -239,9 +255,31 @@ class SessionRegistry:
             self.swept = sweep_orphans(self._docker)
         return self._docker
 
-    def create(self, options: SessionOptions) -> Session:
-        """A started session; `options` are checked against (and completed from) the policy."""
+    def create(self, options: SessionOptions, owner: str | None = None) -> Session:
+        """A started session; `options` are checked against (and completed from) the policy, and
+        refused when the server already runs as many sessions as it may. `owner` is the MCP
+        session asking: its end closes this one (`close_owned_by`)."""
         options = self.policy.apply(options)
+        with self._lock:
+            live, limit = len(self.sessions) + self._starting, self.policy.max_sessions
+            if live >= limit:
+                raise PermissionError(
+                    f"this server already runs {live} sessions, its limit: close one with the cleanup "
+                    f"tool (an unused one is closed after the idle timeout), or the operator raises "
+                    f"--max-sessions (now {limit})"
+                )
+            self._starting += 1
+        try:
+            session = self._start(options)
+        finally:
+            with self._lock:
+                self._starting -= 1
+        session.owner = owner
+        with self._lock:
+            self.sessions[session.id] = session
+        return session
+
+    def _start(self, options: SessionOptions) -> Session:
         sid = secrets.token_hex(6)
         owns = options.workspace is None
         workdir = Path(options.workspace).resolve() if options.workspace else self.root / sid
@@ -257,7 +295,6 @@ class SessionRegistry:
         except BaseException:
             session.close()
             raise
-        self.sessions[sid] = session
         return session
 
     def reset(self, sid: str, workspace: str, data_paths: list[str]) -> Session:
@@ -335,15 +372,48 @@ class SessionRegistry:
         return kernel, mounts
 
     def get(self, sid: str) -> Session:
-        try:
-            return self.sessions[sid]
-        except KeyError:
+        session = self.sessions.get(sid)
+        if session is None:
+            if sid in self.ended:
+                why = self.ended[sid]
+                raise KeyError(f"session {sid!r} was closed by the server: {why}; call create_session")
             known = ", ".join(self.sessions) or "none"
-            raise KeyError(f"no session {sid!r} (live sessions: {known}); call create_session") from None
+            raise KeyError(f"no session {sid!r} (live sessions: {known}); call create_session")
+        session.used_at = time.monotonic()
+        return session
 
-    def close(self, sid: str) -> None:
-        self.get(sid).close()
-        del self.sessions[sid]
+    def close(self, sid: str, reason: str | None = None) -> None:
+        """Stop a session's kernel (its container) and forget it; `reason` is what a later call
+        with its id is told (the server closed it, its client did not)."""
+        session = self.get(sid)
+        with self._lock:
+            self.sessions.pop(sid, None)
+            if reason is not None:
+                self.ended[sid] = reason
+                while len(self.ended) > 100:
+                    self.ended.pop(next(iter(self.ended)))
+        session.close()
+
+    def close_idle(self) -> list[str]:
+        """Close every session unused for longer than the idle timeout (not one that is running
+        code: an execution is bounded by the timeout ceiling); the ids closed."""
+        idle = self.policy.idle_timeout_s
+        if idle is None:
+            return []
+        now = time.monotonic()
+        stale = [s for s in list(self.sessions.values()) if now - s.used_at > idle and not s.lock.locked()]
+        for s in stale:
+            with contextlib.suppress(Exception):  # one that will not stop must not keep the others
+                self.close(s.id, f"unused for more than {idle:g}s (the server's --idle-timeout)")
+        return [s.id for s in stale]
+
+    def close_owned_by(self, owner: str) -> list[str]:
+        """Close the sessions an MCP session made, now that it has ended; the ids closed."""
+        mine = [s for s in list(self.sessions.values()) if s.owner == owner]
+        for s in mine:
+            with contextlib.suppress(Exception):
+                self.close(s.id, "the MCP session that made it ended")
+        return [s.id for s in mine]
 
     def close_all(self) -> None:
         """At exit: every session, any kernel started ahead but never used, our temp folder."""

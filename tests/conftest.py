@@ -25,6 +25,11 @@ _real_connect = socket.socket.connect
 _SESSION_HOME = tempfile.mkdtemp(prefix="investigator-test-home-")
 os.environ["INVESTIGATOR_HOME"] = _SESSION_HOME
 atexit.register(shutil.rmtree, _SESSION_HOME, True)
+# the private folder (the key that signs approved facts) is never the user's own either; one for the
+# session: it is part of the environment that tells one warm helper from another
+_SESSION_PRIVATE = tempfile.mkdtemp(prefix="investigator-test-private-")
+os.environ["INVESTIGATOR_PRIVATE_DIR"] = _SESSION_PRIVATE
+atexit.register(shutil.rmtree, _SESSION_PRIVATE, True)
 
 
 @pytest.fixture(autouse=True)

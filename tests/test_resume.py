@@ -86,3 +86,47 @@ def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path) -> None:
         assert a[key] == b[key], key
     assert [f["summary"] for f in a["findings"]] == [f["summary"] for f in b["findings"]]
     assert b["root_causes"][0]["segment"] == {"channel": "email"}
+
+
+class _Planted:
+    """A pickle that writes a marker when it is loaded: unpickling runs code."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (exec, (f"open({str(self.marker)!r}, 'w').write('unpickled')",))
+
+
+def test_resume_runs_no_recorded_code_on_the_local_kernel(tmp_path: Path, segment_drop) -> None:  # type: ignore[no-untyped-def]
+    """A poisoned run folder (a recorded step that sends the environment away, a planted pickle in
+    the workspace) is resumed from its saved evidence: neither runs, and the answer is the same."""
+    import pickle
+
+    from investigator.config import load_settings
+    from investigator.front.cli import build_request
+    from investigator.run.state import RunState, load, save
+    from investigator.runner import investigate, resume
+
+    data, _ = segment_drop
+    settings = load_settings(runs_dir=tmp_path / "runs", sandbox="local")
+    request = build_request("revenue", str(data), "7d", None, "previous", None, None, None)
+    first = investigate(request, settings)
+    folder = tmp_path / "runs" / first.run_id
+    state = load(folder)
+    step, replayed, unpickled = (next(i for i, d in enumerate(state.decisions) if d.runs_code),
+                                 tmp_path / "replayed", tmp_path / "unpickled")  # fmt: skip
+    poison = f"import os\nopen({str(replayed)!r}, 'w').write(repr(dict(os.environ)))\n"
+    decisions = [d.model_copy(update={"code": poison + (d.code or "")}) if i == step else d
+                 for i, d in enumerate(state.decisions)]  # fmt: skip
+    killed = RunState.model_validate(
+        {**dict(state), "decisions": decisions, "status": "running", "conclusion": None, "stop_reason": None}
+    )
+    save(killed, folder)
+    (folder / "workspace" / ".state").mkdir(exist_ok=True)
+    (folder / "workspace" / ".state" / "daily.pkl").write_bytes(pickle.dumps(_Planted(unpickled)))
+
+    again = resume(first.run_id, settings)
+    assert not replayed.exists(), "resume ran a recorded step's code in the local kernel"
+    assert not unpickled.exists(), "resume loaded a pickle from the run folder into the local kernel"
+    assert again.conclusion == first.conclusion and again.root_causes == first.root_causes

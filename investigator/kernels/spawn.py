@@ -29,12 +29,20 @@ __all__ = [
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SERVER_COMMAND = (sys.executable, "-m", "sandbox")
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # the MCP SDK's default list
-_PASSED_ENV = ("DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "INVESTIGATOR_SANDBOX_IMAGE")
+_PASSED_ENV = (
+    "DOCKER_HOST",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "INVESTIGATOR_SANDBOX_IMAGE",
+    "INVESTIGATOR_PRIVATE_DIR",  # which folder a local kernel must not see (sandbox.private)
+    "XDG_CONFIG_HOME",
+)
 
 
 def server_env() -> dict[str, str]:
     """The environment a stdio sandbox server is given: MCP's short default list (HOME, PATH, ...),
-    the Docker client's settings and our PYTHONPATH; never API keys or database URLs."""
+    the Docker client's settings, where the private folder is and our PYTHONPATH; never API keys
+    or database URLs."""
     env = {k: v for k in INHERITED_ENV if (v := os.environ.get(k)) is not None and not v.startswith("()")}
     env |= {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)

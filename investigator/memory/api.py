@@ -16,6 +16,9 @@ from investigator.memory.models import ApprovedFact, FactProposal, NewMemory, St
 class FactsView(BaseModel):
     approved: list[ApprovedFact] = Field(default_factory=list)
     pending: list[FactProposal] = Field(default_factory=list)
+    unapproved: list[ApprovedFact] = Field(
+        default_factory=list, description="ledger lines with no valid approval mark: unused until approved"
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -30,13 +33,14 @@ def home_of(home: Path | str | None) -> Path:
 
 def list_facts(home: Path | str | None = None) -> FactsView:
     h = home_of(home)
-    facts, w1 = ledger.approved(h)
+    facts, unchecked, w1 = ledger.read(h)
     waiting, w2 = ledger.pending(h)
-    return FactsView(approved=facts, pending=waiting, warnings=w1 + w2)
+    return FactsView(approved=facts, pending=waiting, unapproved=unchecked, warnings=w1 + w2)
 
 
 def approve_fact(fact_id: str, topic: str | None = None, home: Path | str | None = None) -> ApprovedFact:
-    """Promote a pending fact to the ledger; it enters the context of every later relevant run."""
+    """Promote a pending fact (or an unapproved ledger line) to an approved one; it enters the
+    context of every later relevant run."""
     h = home_of(home)
     fact = ledger.approve(h, fact_id, topic)
     _decided(h, fact, "approved")

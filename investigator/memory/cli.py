@@ -63,10 +63,12 @@ def facts_list(ctx: typer.Context, home: Home = None, as_json: AsJson = False) -
         table.add_column(col, overflow="fold")
     for p in view.pending:
         table.add_row(*cells(p.id, "pending", p.topic, tag(p), text_of(p), p.run_id or ""))
+    for f in view.unapproved:
+        table.add_row(*cells(f.id, "unapproved", f.topic, tag(f), text_of(f), f.run_id or ""))
     for f in view.approved:
         table.add_row(*cells(f.id, "approved", f.topic, tag(f), text_of(f), f.run_id or ""))
     Console().print(table)
-    if view.pending:
+    if view.pending or view.unapproved:
         typer.echo("Approve with `investigate facts approve ID`, or review each: `investigate facts review`.")
 
 
@@ -79,6 +81,12 @@ def facts_review(ctx: typer.Context, home: Home = None) -> None:
     h = _home(ctx, home)
     view = list_facts(h)
     _warn(view.warnings)
+    for f in view.unapproved:  # in the ledger, not approved: written by hand, or not by a person
+        typer.echo(f"\n{f.id} [{f.kind}] {f.text}\n  in facts/{f.topic}.md without an approval mark")
+        answer = typer.prompt("approve or skip? [a/s]", default="s").strip().lower()[:1]
+        if answer == "a":
+            approve_fact(f.id, None, h)
+            typer.echo(f"approved {f.id} in facts/{f.topic}.md")
     if not view.pending:
         typer.echo("No facts waiting for review.")
         return
@@ -107,13 +115,18 @@ def facts_approve(
     topic: Annotated[str | None, typer.Option(help="The ledger file to add it to.")] = None,
     home: Home = None,
 ) -> None:
-    """Approve a pending fact: it enters the context of every later run it is relevant to."""
+    """Approve a pending fact (or a ledger line written by hand): it enters the context of every
+    later run it is relevant to."""
     from investigator.memory.api import approve_fact
+    from investigator.memory.approval import KeyProblem
 
     try:
         fact = approve_fact(fact_id, topic, _home(ctx, home))
     except KeyError as e:
         _fail(str(e.args[0]))
+        return
+    except KeyProblem as e:
+        _fail(str(e))
         return
     from investigator.memory.ledger import tag, text_of
 

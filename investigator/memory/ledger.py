@@ -18,11 +18,17 @@ are prose, and a fact without an id gets one from its content.
 Proposals wait in `facts/pending/<id>.json` with their evidence and run id; `reject` moves one to
 `facts/rejected/` so the same proposal is not made again. Only `approve` writes to the ledger, and
 only the CLI and the notebook API call it: nothing the agent runs reaches it.
+
+Code in a local kernel runs as you and could write a line into these files all the same, so a fact
+counts only with its approval mark (`approval.py`: a keyed digest kernel code cannot make). A line
+without a valid one (written by hand, changed since, or not written by `approve`) is listed as
+unapproved, with a warning, until a person approves it: `approve` takes its id too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import re
@@ -31,6 +37,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from investigator.memory import approval
 from investigator.memory.home import FACTS, PENDING, REJECTED, ensure_home
 from investigator.memory.models import ApprovedFact, FactKind, FactProposal, fact_id
 
@@ -167,12 +174,25 @@ def parse_line(line: str, topic: str) -> ApprovedFact | None:
 
 
 def approved(home: Path) -> tuple[list[ApprovedFact], list[str]]:
-    """Every approved fact in the ledger, and warnings (a ledger too long to review)."""
+    """Every approved fact in the ledger (its approval mark checks), and warnings (a ledger too
+    long to review, lines that carry no valid approval)."""
+    facts, _, warnings = read(home)
+    return facts, warnings
+
+
+def read(home: Path) -> tuple[list[ApprovedFact], list[ApprovedFact], list[str]]:
+    """The ledger's facts: approved, unapproved (no valid mark: not used), and warnings."""
     facts: list[ApprovedFact] = []
+    unchecked: list[ApprovedFact] = []
     warnings: list[str] = []
     folder = home / FACTS
     if not folder.is_dir():
-        return [], []
+        return [], [], []
+    try:
+        secret = approval.key()
+    except approval.KeyProblem as e:
+        secret = None
+        warnings.append(f"facts: no fact is used: {e}")
     lines = 0
     for path in sorted(folder.glob("*.md")):
         try:
@@ -181,10 +201,24 @@ def approved(home: Path) -> tuple[list[ApprovedFact], list[str]]:
             warnings.append(f"facts: cannot read {path.name} ({e})")
             continue
         lines += len(text)
-        facts += [f for f in (parse_line(x, path.stem) for x in text) if f is not None]
+        for line in text:
+            fact = parse_line(line, path.stem)
+            if fact is None:
+                continue
+            given = approval.mark_of(line)
+            ok = secret is not None and given is not None
+            ok = ok and hmac.compare_digest(given or "", approval.mark(fact, secret or b""))
+            (facts if ok else unchecked).append(fact)
     if lines > MAX_LINES:
         warnings.append(f"facts: the ledger has {lines} lines (over {MAX_LINES}); review and prune {folder}")
-    return facts, warnings
+    if unchecked:
+        ids = ", ".join(dict.fromkeys(f.id for f in unchecked))
+        warnings.append(
+            f"facts: {len(unchecked)} ledger line(s) carry no valid approval and are not used (written by "
+            f"hand, changed since, or not by `investigate facts approve`): {ids}; approve one with "
+            "`investigate facts approve ID`"
+        )
+    return facts, unchecked, warnings
 
 
 def relevant(facts: list[ApprovedFact], metric: str, dimensions: list[str]) -> list[ApprovedFact]:
@@ -244,18 +278,50 @@ def _take(home: Path, fact_id_: str) -> tuple[FactProposal, Path]:
 
 
 def approve(home: Path, fact_id_: str, topic: str | None = None) -> ApprovedFact:
-    """A person approved a proposal: it becomes a line in `facts/<topic>.md`."""
+    """A person approved a proposal: it becomes a line in `facts/<topic>.md`, with its approval
+    mark. The id of an unapproved ledger line (written by hand) approves that line as it is."""
     ensure_home(home)
-    proposal, path = _take(home, fact_id_)
+    secret = approval.key(create=True)
+    assert secret is not None
+    try:
+        proposal, path = _take(home, fact_id_)
+    except KeyError:
+        return _approve_line(home, fact_id_, secret)
     fact = ApprovedFact.model_validate(
         proposal.model_dump(include=set(ApprovedFact.model_fields)) | ({"topic": topic} if topic else {})
     )
     target = home / FACTS / f"{_safe(fact.topic)}.md"
+    line, fact = signed(fact, target.stem, secret)
     head = "" if target.exists() else f"# Facts: {fact.topic}\n\nApproved by people; one fact a line.\n\n"
     with open(target, "a") as f:  # one append: two people approving at once both land
-        f.write(head + format_fact(fact) + "\n")
+        f.write(head + line + "\n")
     path.unlink(missing_ok=True)
     return fact
+
+
+def signed(fact: ApprovedFact, topic: str, secret: bytes) -> tuple[str, ApprovedFact]:
+    """The fact's ledger line with its approval mark, and the fact as the ledger reads it back
+    (what the mark is of)."""
+    line = format_fact(fact)
+    back = parse_line(line, topic)
+    assert back is not None, line
+    return approval.with_mark(line, approval.mark(back, secret)), back
+
+
+def _approve_line(home: Path, fact_id_: str, secret: bytes) -> ApprovedFact:
+    """Approve a ledger line that carries no valid mark, rewritten in the ledger's own form."""
+    _, unchecked, _ = read(home)
+    fact = next((f for f in unchecked if f.id == fact_id_), None)
+    if fact is None:
+        waiting = ", ".join(p.id for p in pending(home)[0]) or "none"
+        lines = ", ".join(f.id for f in unchecked) or "none"
+        raise KeyError(f"no pending fact {fact_id_!r} (pending: {waiting}; unapproved ledger lines: {lines})")
+    target = home / FACTS / f"{fact.topic}.md"
+    line, back = signed(fact, fact.topic, secret)
+    text = target.read_text(errors="replace").splitlines()
+    at = next(i for i, x in enumerate(text) if (f := parse_line(x, fact.topic)) is not None and f == fact)
+    _write(target, "\n".join([*text[:at], line, *text[at + 1 :]]) + "\n")
+    return back
 
 
 def reject(home: Path, fact_id_: str) -> FactProposal:

@@ -28,6 +28,10 @@ print("table is the aggregated extract the data's engine computed (one row per d
 """
 VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
 RELOADED = "The kernel died and was restarted; the data was reloaded (table, daily, history, cube, spec)."
+RESUMED = (
+    "This run was resumed in a new kernel: the data was loaded again (table, daily, history, cube, "
+    "spec); variables that earlier steps made are gone, so compute again what you still need."
+)
 
 
 def setup_code(spec: AnalysisSpec, data_path: str) -> str:

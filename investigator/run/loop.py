@@ -5,7 +5,8 @@
 
 Everything durable lives in `RunState`, changed only through its transitions and checkpointed after
 every iteration, so a killed run resumes from its last completed iteration and reaches the same
-report. Creating a run is the runner's job; the code sent to the kernel is `kernel_code`'s.
+report: from the state's evidence, never by running the recorded code again. Creating a run is the
+runner's job; the code sent to the kernel is `kernel_code`'s.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from investigator.run.compress import Compressed, compress
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Status, with_status
-from investigator.run.kernel_code import RELOADED, setup_code
+from investigator.run.kernel_code import RELOADED, RESUMED, setup_code
 from investigator.run.rules import (
     ForcedPivot,
     Stop,
@@ -208,19 +209,17 @@ class InvestigationLoop:
 
     # kernel ----------------------------------------------------------------------------------
     def prepare_kernel(self, state: RunState) -> RunState:
-        """Start the kernel and load the data; on resume, replay the code of earlier steps."""
+        """Start the kernel and load the data. A resumed run goes on from its saved evidence: the
+        code of earlier steps is never run again (a run folder is data, and the code in it may be a
+        model's, written under instructions planted in the data), so the planner is told that
+        the new kernel holds only the data."""
         self.kernel.start()
         result = self.load_data(state)
         if state.iteration == 0 and not state.findings:
             setup = Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup")
             compressed = compress(setup, result)
             return state.set_up(compressed.summary, compressed.results, result.text())
-        for d in state.decisions:
-            if d.runs_code:
-                replayed = self.kernel.execute(d.code or "", timeout=self.settings.execution_timeout_s)
-                if replayed.restarted:  # that step killed the kernel before too: reload the data
-                    self.load_data(state)
-        return state
+        return state if state.done else state.resumed(RESUMED)
 
     def load_data(self, state: RunState) -> ExecResult:
         """Load the data (the step most likely to run out of memory); a kernel that died doing it

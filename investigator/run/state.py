@@ -135,6 +135,10 @@ class RunState(BaseModel):
             notice=notice,
         )
 
+    def resumed(self, notice: str) -> RunState:
+        """The run goes on in a new kernel that has only the data: the planner is told."""
+        return self._evolve(notice="\n".join(n for n in (self.notice, notice) if n))
+
     def concluded(self, decision: Decision, reason: str, partial: bool = False) -> RunState:
         return self._evolve(
             conclusion=decision,

@@ -30,6 +30,8 @@ SANDBOX_ENV = (
     "DOCKER_CERT_PATH",
     "DOCKER_TLS_VERIFY",
     "INVESTIGATOR_SANDBOX_IMAGE",
+    "INVESTIGATOR_PRIVATE_DIR",
+    "XDG_CONFIG_HOME",
 )
 _ON = {"1", "true", "yes", "on"}
 _OFF = {"0", "false", "no", "off"}

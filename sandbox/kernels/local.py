@@ -19,6 +19,7 @@ from jupyter_client.manager import KernelManager
 
 from sandbox.kernel_guard import LIFELINE, RUNTIME_PREFIX
 from sandbox.kernels.jupyter import INLINE, JupyterKernel
+from sandbox.private import HIDE, private_dir
 
 __all__ = ["PASSED", "LocalKernel", "clean_env"]
 
@@ -58,32 +59,30 @@ def clean_env(extra_path: str | None = None) -> dict[str, str]:
     return env
 
 
-def _own_python(argv: list[str]) -> list[str]:
-    """The kernel command with this interpreter for a spec's bare "python", as jupyter_client does
-    only when the command starts with it: behind `unshare` it would be looked up on PATH, which
-    for a job that calls `.venv/bin/investigate` without activating the venv is another Python."""
-    bare = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
-    return [sys.executable, *argv[1:]] if argv and argv[0] in bare else argv
-
-
 @functools.cache
 def own_pid_namespace() -> list[str]:
-    """The command prefix that starts the kernel in its own PID namespace with a private /proc, so
-    kernel code sees no other process — not the CLI's or the server's or the user's shell's
-    `/proc/<pid>/environ`, where API keys live. [] where the machine does not allow it (no
-    `unshare`, no user namespaces): the kernel then runs as a plain subprocess."""
+    """The command prefix that starts the kernel in its own user, PID and mount namespaces with a
+    private /proc, so kernel code sees no other process — not the CLI's or the server's or the
+    user's shell's `/proc/<pid>/environ` (API keys) or command line (a database URL) — and, from
+    a user namespace, may read no other process's memory or environment even were one visible.
+    The guard then drops every capability (`kernel_guard.py`), root's too: nothing inside can
+    unmount that /proc. Root whose machine allows no user namespaces keeps the PID namespace and
+    the dropped capabilities. [] where the machine allows neither (no `unshare`): the kernel then
+    runs as a plain subprocess."""
     unshare = shutil.which("unshare")
     if unshare is None or not sys.platform.startswith("linux"):
         return []
-    prefix = [unshare, "--pid", "--fork", "--kill-child", "--mount-proc"]
-    if os.geteuid() != 0:
-        prefix.insert(1, "--user")
-        prefix.insert(2, "--map-root-user")
-    try:
-        ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return prefix if ok else []
+    isolate = ["--pid", "--fork", "--kill-child", "--mount-proc"]
+    tries = [[unshare, "--user", "--map-root-user", *isolate]]  # the caller's own id is root inside
+    if os.geteuid() == 0:
+        tries.append([unshare, *isolate])
+    for prefix in tries:
+        try:
+            if subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0:
+                return prefix
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return []
 
 
 class LocalKernel(JupyterKernel):
@@ -118,15 +117,13 @@ class LocalKernel(JupyterKernel):
         env = clean_env(str(PROJECT_ROOT))
         isolate, spec = own_pid_namespace(), self.km.kernel_spec
         if isolate and spec is not None:  # interrupts go as messages: a signal would reach `unshare`
-            launcher = spec.argv.index("ipykernel_launcher") if "ipykernel_launcher" in spec.argv else -1
-            argv = _own_python(list(spec.argv))
-            if launcher > 0:  # the guard ends the kernel with the server (see kernel_guard.py)
-                argv[launcher] = "sandbox.kernel_guard"
-            spec.argv = [*isolate, *argv]
+            # the guard drops the kernel's privileges and ends it with the server (kernel_guard.py)
+            spec.argv = [*isolate, sys.executable, "-m", "sandbox.kernel_guard", "-f", "{connection_file}"]
             lifeline = runtime / "lifeline"
             os.mkfifo(lifeline, 0o600)
             self._lifeline = os.open(lifeline, os.O_RDWR | os.O_NONBLOCK)  # closes when we die
             env[LIFELINE] = str(lifeline)
+            env[HIDE] = str(private_dir())  # the guard hides it from kernel code
             spec.interrupt_mode = "message"
         self.km.start_kernel(
             cwd=str(self.workdir),

@@ -7,7 +7,22 @@ from pathlib import Path
 import pytest
 
 from investigator.config import Settings, load_settings
+from investigator.memory import ledger
 from investigator.memory.embed import Embedder, default_embedder
+
+
+def write_ledger(home: Path, topic: str, lines: list[str]) -> None:
+    """`facts/<topic>.md` with these lines as a person approved them: each fact with its mark."""
+    from investigator.memory import approval
+
+    secret = approval.key(create=True)
+    assert secret is not None
+    out = []
+    for line in lines:
+        fact = ledger.parse_line(line, topic)
+        out.append(line if fact is None else ledger.signed(fact, topic, secret)[0])
+    (home / "facts").mkdir(parents=True, exist_ok=True)
+    (home / "facts" / f"{topic}.md").write_text("\n".join(out) + "\n")
 
 
 @pytest.fixture(autouse=True)

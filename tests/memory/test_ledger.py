@@ -10,6 +10,8 @@ import pytest
 from investigator.memory import ledger
 from investigator.memory.models import ApprovedFact, FactProposal
 
+from .conftest import write_ledger
+
 ROOT = Path(__file__).resolve().parents[2] / "investigator"
 
 
@@ -81,12 +83,15 @@ def test_hand_written_lines_are_facts_and_prose_is_not() -> None:
 
 
 def test_only_facts_about_this_metric_and_its_dimensions_are_relevant(home: Path) -> None:
-    (home / "facts").mkdir(parents=True)
-    (home / "facts" / "revenue.md").write_text(
-        "- [late_data channel=affiliate lag=2d metrics=revenue] affiliate is late\n"
-        "- [late_data region=north lag=1d metrics=revenue] north is late (no region here)\n"
-        "- [note metrics=orders] orders double count returns\n"
-        "- Every metric dips on public holidays.\n"
+    write_ledger(
+        home,
+        "revenue",
+        [
+            "- [late_data channel=affiliate lag=2d metrics=revenue] affiliate is late",
+            "- [late_data region=north lag=1d metrics=revenue] north is late (no region here)",
+            "- [note metrics=orders] orders double count returns",
+            "- Every metric dips on public holidays.",
+        ],
     )
     facts, warnings = ledger.approved(home)
     assert warnings == []
@@ -95,8 +100,7 @@ def test_only_facts_about_this_metric_and_its_dimensions_are_relevant(home: Path
 
 
 def test_a_ledger_over_800_lines_warns(home: Path) -> None:
-    (home / "facts").mkdir(parents=True)
-    (home / "facts" / "big.md").write_text("".join(f"- [note metrics=m{i}] fact {i}\n" for i in range(801)))
+    write_ledger(home, "big", [f"- [note metrics=m{i}] fact {i}" for i in range(801)])
     facts, warnings = ledger.approved(home)
     assert len(facts) == 801 and "801 lines" in warnings[0]
 

@@ -77,7 +77,8 @@ def server_params(
     backend: str, extra_env: dict[str, str] | None = None, args: Sequence[str] = ()
 ) -> StdioServerParameters:
     """`python -m sandbox` as a stdio child, as an MCP client would start it."""
-    env = {"PYTHONPATH": str(ROOT), **(extra_env or {})}
+    private = {k: v for k, v in os.environ.items() if k == "INVESTIGATOR_PRIVATE_DIR"}  # not the user's own
+    env = {"PYTHONPATH": str(ROOT), **private, **(extra_env or {})}
     return StdioServerParameters(
         command=sys.executable, args=["-m", "sandbox", "--backend", backend, *args], env=env
     )
@@ -119,8 +120,9 @@ def http_server(
 
 
 @contextlib.asynccontextmanager
-async def http_client(url: str, token: str = "test-token-123") -> Any:
-    """An MCP client session over streamable HTTP with the bearer token."""
+async def http_client(url: str, token: str = "test-token-123", mode: str = "auto") -> Any:
+    """An MCP client session over streamable HTTP with the bearer token; `mode="legacy"` speaks
+    the handshake protocol (an MCP session, ended with a DELETE), else the stateless one."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -128,7 +130,7 @@ async def http_client(url: str, token: str = "test-token-123") -> Any:
     http = httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=None)
     )
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
         yield client
 
 
