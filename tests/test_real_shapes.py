@@ -327,3 +327,17 @@ def test_a_mix_shift_over_20_destinations_names_each_with_its_own_part(tmp_path:
         assert c.contribution == pytest.approx(part[c.segment["dest"]], abs=0.002)
         assert c.contribution < 0.5  # one of four that moved alike: nowhere near all of it
     assert part.sum() == pytest.approx(1.0, abs=0.02)  # the parts add up to the (whole) mix
+
+
+def test_a_relabel_is_named_with_both_values_and_neither_is_a_cause(tmp_path: Path) -> None:
+    """Country "UK" is renamed "GB" upstream in the middle of the baseline week; the total
+    is ordinary. The table would show UK falling and GB appearing: it is one segment."""
+    rng = np.random.default_rng(19)
+    rows = []
+    for d in pd.date_range("2026-01-01", "2026-03-29", freq="D"):
+        for country, level in (("UK", 500), ("DE", 800), ("FR", 600)):
+            name = "GB" if country == "UK" and d >= pd.Timestamp("2026-03-20") else country
+            rows.append({"date": d, "country": name, "revenue": level * (1 + rng.normal(0, 0.03))})
+    report = run(tmp_path, pd.DataFrame(rows), "revenue", date(2026, 3, 29), window="7d")
+    assert not any(c.segment.get("country") in ("UK", "GB") for c in report.root_causes), report.root_causes
+    assert "country=UK became country=GB" in report.conclusion

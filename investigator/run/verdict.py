@@ -445,7 +445,10 @@ def conclusion_text(
             return f"{head} That is a small move, and there are {few} to tell it from normal variation."
         z = move.z if move is not None else None
         against = f" (z={z:+.1f} against recent earlier windows)" if z is not None else ""
-        return f"{head} That is within normal variation{against}: there is no root cause to find."
+        return (
+            f"{head} That is within normal variation{against}: there is no root cause to find."
+            + relabel_note(evidence)
+        )
     if move is not None and move.short_history:
         head += f" The history has {_too_short(move)} to say how unusual this is."
     elif move is not None and move.z is not None and not move.significant:
@@ -478,7 +481,18 @@ def conclusion_text(
     if late:
         days = max((f.lag_days or 0) for f in late)
         tail = " Re-check once the late rows have landed" + (f" ({days} days)" if days else "") + "."
-    return head + " Explained by " + "; ".join(parts) + "." + tail
+    return head + " Explained by " + "; ".join(parts) + "." + tail + relabel_note(evidence)
+
+
+def relabel_note(evidence: Evidence) -> str:
+    """A value renamed upstream, named with both its labels: its old label falls and its new one
+    rises in the segment table, and a person must read the two as one."""
+    issues = evidence.quality.issues if evidence.quality else []
+    renamed = [i for i in issues if i.detail == "relabelled" and i.segment and i.renamed_to]
+    return "".join(
+        f" Relabelled, compared as one segment: {seg(i.segment)} became {seg(i.renamed_to)}."
+        for i in renamed[:3]
+    )
 
 
 def _share_words(c: RootCause) -> str:
