@@ -341,3 +341,20 @@ def test_a_relabel_is_named_with_both_values_and_neither_is_a_cause(tmp_path: Pa
     report = run(tmp_path, pd.DataFrame(rows), "revenue", date(2026, 3, 29), window="7d")
     assert not any(c.segment.get("country") in ("UK", "GB") for c in report.root_causes), report.root_causes
     assert "country=UK became country=GB" in report.conclusion
+
+
+def test_a_denominator_spike_in_one_segment_is_the_rate_change_the_check_accepts(tmp_path: Path) -> None:
+    """Bot sessions: sessions x4 in region=us & source=ads with no more orders; conversion falls."""
+    rng = np.random.default_rng(20)
+    rows = []
+    for d in pd.date_range("2026-01-01", "2026-03-29", freq="D"):
+        for region in ("eu", "us", "apac", "latam"):
+            for source in ("seo", "ads", "email", "direct"):
+                s = 500 * (1 + rng.normal(0, 0.03))
+                o = s * 0.04 * (1 + rng.normal(0, 0.03))
+                s *= 4 if (region, source) == ("us", "ads") and d > pd.Timestamp("2026-03-22") else 1
+                rows.append({"date": d, "region": region, "source": source, "sessions": s, "orders": o})
+    report = run(tmp_path, pd.DataFrame(rows), "orders/sessions", date(2026, 3, 29), window="7d")
+    first = report.root_causes[0]
+    assert (first.kind, first.segment) == ("rate_change", {"region": "us", "source": "ads"}), report.root_causes
+    assert first.verified and 0.8 <= (first.contribution or 0) <= 1.2
