@@ -356,5 +356,7 @@ def test_a_denominator_spike_in_one_segment_is_the_rate_change_the_check_accepts
                 rows.append({"date": d, "region": region, "source": source, "sessions": s, "orders": o})
     report = run(tmp_path, pd.DataFrame(rows), "orders/sessions", date(2026, 3, 29), window="7d")
     first = report.root_causes[0]
-    assert (first.kind, first.segment) == ("rate_change", {"region": "us", "source": "ads"}), report.root_causes
+    assert (first.kind, first.segment) == ("rate_change", {"region": "us", "source": "ads"}), (
+        report.root_causes
+    )
     assert first.verified and 0.8 <= (first.contribution or 0) <= 1.2
