@@ -135,10 +135,13 @@ def _mix_parts(ratio: RatioDecomposition, spec: AnalysisSpec) -> list[RootCause]
     part (the parts of every value add up to the dimension's mix effect), largest first."""
     split = next(d for d in ratio.dimensions if d.dimension == ratio.dimension)
     out = []
-    for i, p in enumerate(_parts(split)[:3]):
+    parts = _parts(split)
+    for i, p in enumerate(parts[:3]):
         part = p.mix / ratio.change if ratio.change else 0.0
-        if i and (abs(part) < MIN_SHARE or p.mix * ratio.change < 0):
-            continue  # too small, or it pushed the other way: the parts that made the move
+        if i and (
+            abs(part) < MIN_SHARE or p.mix * ratio.change < 0 or p.weight_change * parts[0].weight_change <= 0
+        ):
+            continue  # too small, against the move, or the other side of the same shift (shares sum to 1)
         out.append(
             RootCause(
                 kind="mix_shift",
