@@ -11,7 +11,7 @@ import pandas as pd
 from investigator import investigate
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec, Window
-from investigator.run.hypotheses import Status, confirmed_by, seed_hypotheses, with_status
+from investigator.run.hypotheses import Hypothesis, Status, confirmed_by, seed_hypotheses, with_status
 
 
 def _yearly_two_regions() -> pd.DataFrame:
@@ -42,14 +42,19 @@ def test_a_segment_the_verdict_names_is_confirmed_in_the_table(tmp_path: Path) -
     assert segments.status == "CONFIRMED" and "Nord-Øst" in segments.evidence
 
 
-def test_only_the_hypothesis_a_cause_stands_for_changes() -> None:
+def _seeded() -> tuple[list[Hypothesis], dict[str, str]]:
+    """The standard hypotheses of a one-dimension sales metric, and their ids by kind."""
     spec = AnalysisSpec(
         metric="sales", numerator="sales", time_column="date", dimensions=["region"],
         current=Window(start=date(2025, 1, 1), end=date(2025, 1, 7)),
         baseline=Window(start=date(2024, 12, 25), end=date(2024, 12, 31)),
     )  # fmt: skip
     hyps = seed_hypotheses(spec)
-    kinds = {h.kind: h.id for h in hyps}
+    return hyps, {h.kind: h.id for h in hyps}
+
+
+def test_only_the_hypothesis_a_cause_stands_for_changes() -> None:
+    hyps, kinds = _seeded()
     hyps = with_status(hyps, kinds["segments"], Status.RULED_OUT, "no segment stands out")
     hyps = with_status(hyps, kinds["broad_based"], Status.RULED_OUT, "segments did not move alike")
     cause = RootCause(kind="segment_change", segment={"region": "a"}, contribution=1.0, evidence="a: 10 -> 5")
@@ -65,13 +70,7 @@ def test_only_the_hypothesis_a_cause_stands_for_changes() -> None:
 def test_what_an_analysis_confirmed_but_the_conclusion_does_not_use_is_not_left_confirmed() -> None:
     """A season found under a headline of "within normal variation", a data problem that pushed
     the metric the other way: the table must not tell a second story."""
-    spec = AnalysisSpec(
-        metric="sales", numerator="sales", time_column="date", dimensions=["region"],
-        current=Window(start=date(2025, 1, 1), end=date(2025, 1, 7)),
-        baseline=Window(start=date(2024, 12, 25), end=date(2024, 12, 31)),
-    )  # fmt: skip
-    hyps = seed_hypotheses(spec)
-    kinds = {h.kind: h.id for h in hyps}
+    hyps, kinds = _seeded()
     hyps = with_status(hyps, kinds["seasonality"], Status.CONFIRMED, "a year earlier it moved alike")
     hyps = with_status(hyps, kinds["data_quality"], Status.CONFIRMED, "2 days missing")
     unmoved = RootCause(kind="no_change", evidence="-1.0% is within normal variation (z=-0.4)")
