@@ -230,7 +230,7 @@ def _beyond_fair_share(e: Segment, segments: SegmentExplanation | None) -> bool:
 
 
 OFFSET_Z = 4.0  # an offsetting segment, far outside its own history: many are scored
-OUTRAN_Z = 3.0  # a departure from the rest's rate, against the segment's own history of them
+OUTRAN_Z = 2.5  # a departure from the rest's rate, against the segment's own history of them
 CARRIES = (0.5, 1.5)  # ... by a segment that carries the net change (not one of several offsetting)
 
 
