@@ -73,7 +73,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     segments = evidence.segments
     elements = [] if (ratio and ratio.driver == "mix") or segments is None else segments.elements
     if not significant:  # within normal variation (or too small to judge): only what the total hid
-        elements = _hidden(elements, segments) if not short else []
+        # a short history cannot say the move is ordinary: what localization found still stands
+        elements = _hidden(elements, segments) if not short else elements
     leader = max((abs(e.change) for e in elements), default=0.0)
     listed: list[dict[str, str]] = []
     for e in elements:
@@ -91,7 +92,8 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
             continue  # a part or a whole of a cause already listed explains it
         listed.append(segment)
         causes.append(_moved(e, kind, f", {share(e.share)} of the change{held}", segment))
-    if not significant and listed and segments is not None:
+    strong = move is not None and move.strong
+    if not strong and listed and segments is not None:  # a total near its normal range hides offsets
         causes += _offsetting(segments, causes, listed + dq_segments, kind, leader)
     if not significant and not short and not listed and not causes:
         causes += _outrunners(segments, kind)
@@ -99,7 +101,7 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     movers = [] if segments is None or explained else segments.leaders
     movers = [s for s in movers if not any(_overlaps(s.segment, d) for d in dq_segments)]
     broad_move = segments is not None and segments.broad.broad
-    if not listed and segments is not None and not broad_move and short and significant and not seasonal:
+    if not listed and segments is not None and not broad_move and short and not seasonal:
         causes += _leaders(movers, kind, evidence, segments)  # too little history to tell noise apart
     elif not listed and not elements and segments is not None and not broad_move and significant:
         causes += _disproportionate(movers, evidence, kind)  # localization was silent on a real move
@@ -231,7 +233,7 @@ def _beyond_fair_share(e: Segment, segments: SegmentExplanation | None) -> bool:
 
 OFFSET_Z = 4.0  # an offsetting segment, far outside its own history: many are scored
 OUTRAN_Z = 2.5  # a departure from the rest's rate, against the segment's own history of them
-CARRIES = (0.5, 1.5)  # ... by a segment that carries the net change (not one of several offsetting)
+CARRIES = (0.8, 1.5)  # ... by a segment that carries the net change (not one of several offsetting)
 
 
 def _outran(e: Segment, segments: SegmentExplanation | None) -> bool:
@@ -244,11 +246,16 @@ def _outran(e: Segment, segments: SegmentExplanation | None) -> bool:
 
 def _hidden(elements: list[Segment], segments: SegmentExplanation | None) -> list[Segment]:
     """Localized segments that are causes although the total stayed within normal variation: one
-    that outran its own history or is new and carries the net change, or moves that cancel out
-    across different dimensions (a country up, a channel down: two events). Values of one
+    that outran its own history or is new and carries the net change, a combination of values
+    (localization singled it out against the noise of its leaves), or moves that cancel out across
+    different dimensions (a country up, a channel down: two events). Values of one
     dimension that offset each other are a substitution inside it (one class relabelled as
     another, a phone swapped for another): the total did not move, and that is the answer."""
-    kept = [e for e in elements if _outran(e, segments) or (e.baseline == 0 and CARRIES[0] <= e.share)]
+    kept = [
+        e
+        for e in elements
+        if _outran(e, segments) or (e.baseline == 0 and CARRIES[0] <= e.share) or len(e.segment) > 1
+    ]  # a combination of values localization singled out against its leaves' noise is no substitution
     ups = {d for e in elements if e.change > 0 for d in e.segment}
     downs = {d for e in elements if e.change < 0 for d in e.segment}
     if ups and downs and ups != downs and not (ups & downs):
