@@ -173,7 +173,7 @@ def _setting_problem(err: Any) -> str:
         return f"{name} must be one of {ctx.get('expected')} (got {quoted(got)})"
     if err["type"] == "extra_forbidden":
         return f"{name} is not a setting"
-    msg = clip(err["msg"])
+    msg = clip(err["msg"], 600)  # our own words, which quote at most a clipped value
     return f"{name} {msg[:1].lower()}{msg[1:]} (got {quoted(got)})"
 
 
@@ -225,6 +225,6 @@ def load_metrics() -> dict[str, MetricDefinition]:
                 body if isinstance(body, dict) else {"expression": body}
             )
         except ValidationError as e:
-            problem = clip(e.errors()[0]["msg"].removeprefix("Value error, "))
+            problem = clip(e.errors()[0]["msg"].removeprefix("Value error, "), 600)
             raise ConfigError(f"{path}: metric {quoted(name)} is malformed: {problem}") from None
     return out

@@ -197,7 +197,7 @@ def load_config(path: Path) -> TriageConfig:
 def explain(error: ValidationError) -> str:
     """The first problem as `key: what is wrong; what to write instead`, the input it quotes cut
     short (a value can be huge)."""
-    return clip(_explain(error.errors()[0]), 400)
+    return clip(_explain(error.errors()[0]), 900)
 
 
 def _explain(err: Any) -> str:
@@ -213,7 +213,7 @@ def _explain(err: Any) -> str:
     if kind == "missing":
         example = {"metrics": "metrics: [revenue, orders/sessions]"}.get(loc[-1], f"{loc[-1]}: ...")
         return f"`{key}` is required: add `{example}`"
-    return f"`{clip(key, 60)}`: {clip(msg)} (got {quoted(err.get('input'))})"
+    return f"`{clip(key, 60)}`: {clip(msg, 600)} (got {quoted(err.get('input'))})"
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
