@@ -205,6 +205,7 @@ def resolve(
     if labels:
         dims = [d for d in dims if d not in labels]
         notes.append(label_note(labels))
+    notes += _distinct_notes([m for m in measures if m.kind == "count_distinct"], grain, current, dims)
     spec = AnalysisSpec(
         metric=request.metric,
         numerator=num.name,
@@ -261,6 +262,27 @@ def _time_hint(schema: Any, columns: list[str], flag: str) -> str:
     yearly = [c for c in columns if schema[c].is_integer() and c.lower().strip("_") in YEARISH]
     pick = (dated or yearly)[:1]
     return f"; try {flag} {pick[0]}" if pick else ""
+
+
+def _distinct_notes(distinct: list[Measure], grain: Grain, current: Window, dims: list[str]) -> list[str]:
+    """What a distinct count over a window is here: the sum of each period's distinct count (a
+    user active on three days counts three times), and per segment an upper bound."""
+    if not distinct:
+        return []
+    what = f"count_distinct({distinct[0].column})"
+    n = grain.covers(current.start, current.end)
+    notes = []
+    if n > 1:
+        notes.append(
+            f"{what} over a window of {grain.count(n)} is the sum of each {grain.name}'s distinct count: "
+            f"a value seen on three {grain.name}s counts three times, so read it as activity, not as the "
+            "window's distinct total"
+        )
+    if dims:
+        notes.append(
+            f"{what} per segment is an upper bound of its share: a value in two segments counts in both"
+        )
+    return notes
 
 
 def _unknown_metric(metric: str) -> str:

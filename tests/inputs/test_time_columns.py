@@ -112,3 +112,20 @@ def test_csv_timestamps_with_utc_offsets_keep_the_day_the_data_writes(tmp_path: 
     report = json.loads(r.stdout)
     assert report["window"] == {"start": "2026-03-25", "end": "2026-03-31"}
     assert report["movement"]["current"] == 35.0 and report["movement"]["baseline"] == 70.0
+
+
+def test_a_distinct_count_over_a_week_is_described_as_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "events.csv"
+    days = pd.date_range("2026-02-01", "2026-03-29", freq="D").repeat(3)
+    pd.DataFrame({"date": days, "user_id": ["u1", "u2", "u1"] * (len(days) // 3), "os": "ios"}).to_csv(
+        path, index=False
+    )
+    spec, _ = resolve(
+        Request(metric="count_distinct(user_id)", data=str(path), window="7d"), path,
+        MetricDefinition(expression="count_distinct(user_id)"),
+    )  # fmt: skip
+    assert any(
+        n.startswith("count_distinct(user_id) over a window of 7 days is the sum of each day's")
+        for n in spec.notes
+    )
+    assert any("upper bound" in n for n in spec.notes)
