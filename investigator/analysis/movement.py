@@ -95,7 +95,10 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()
     if length % 7:
-        keep &= ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week
+        weekday = keep & (ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week)
+        # a one-day shock in a short file: the same weekday has too few days to judge it, the days
+        # around it vary too (day-of-week swings included, which only widens the yardstick)
+        keep = weekday if length > 1 or weekday.sum() >= MIN_HISTORY else keep
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
 

@@ -71,3 +71,19 @@ def test_negative_metric_is_measured_like_a_positive_one() -> None:
     values[-7:] = [v * 0.7 for v in values[-7:]]  # the loss shrinks by 30%: up 30%
     better = movement(daily(values), spec())
     assert better.significant and better.change_pct == pytest.approx(0.3, abs=0.02)
+
+
+def test_a_one_day_shock_in_a_short_file_is_judged_against_the_days_around_it() -> None:
+    """Five weeks of days that vary by about 10%; the last day halves. Four earlier Sundays are too
+    few, the 30-odd days around it are not: far outside normal variation."""
+    import numpy as np
+
+    from investigator.analysis.movement import movement
+
+    from .helpers import daily, spec
+
+    rng = np.random.default_rng(4)
+    values = list(1000 * (1 + rng.normal(0, 0.05, 35)))  # days within about 10% of each other
+    values[-1] = values[-2] * 0.5
+    m = movement(daily(values), spec(days=1))
+    assert not m.short_history and m.z is not None and m.z < -3 and m.strong and m.significant
