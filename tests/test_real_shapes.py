@@ -360,3 +360,18 @@ def test_a_denominator_spike_in_one_segment_is_the_rate_change_the_check_accepts
         report.root_causes
     )
     assert first.verified and 0.8 <= (first.contribution or 0) <= 1.2
+
+
+def test_the_largest_fall_in_decades_of_a_wild_series_is_not_normal_variation(tmp_path: Path) -> None:
+    """A river's yearly flow swinging 15-20% a year for 60 years; the last year falls 45%, more
+    than any year before. Its z against those swings is modest; it is still no ordinary year."""
+    rng = np.random.default_rng(23)
+    flow = 900 * np.exp(rng.normal(0, 0.15, 60))
+    flow[-1] = flow[-2] * 0.55
+    frame = pd.DataFrame({"year": np.arange(1901, 1961), "flow": flow})
+    report = run(tmp_path, frame, "flow", date(1960, 12, 31), window="1y", time_column="year")
+    assert report.movement.significant and kinds(report)[0] != "no_change", (
+        report.movement,
+        report.root_causes,
+    )
+    assert "largest fall" in report.conclusion or (report.movement.z or 0) <= -2

@@ -15,6 +15,7 @@ Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-i
 Z_STRONG = 3.0  # far outside normal variation: what a high confidence needs
 MIN_HISTORY = 8  # comparable windows (non-overlapping) below which history cannot judge a move
 RECENT = 20  # comparable windows of the series' recent history that judge the move
+RECORD = 40  # comparable windows past which a move beyond every one of them is unusual whatever z says
 
 
 class Movement(BaseModel):
@@ -35,6 +36,7 @@ class Movement(BaseModel):
     short_history: bool = False  # too few comparable windows to tell a move from normal variation
     strong: bool = False  # |z| >= Z_STRONG: far outside normal variation
     in_points: bool = False  # a ratio: history and z are in the ratio's own units, not percent
+    record: bool = False  # beyond every earlier comparable change (at least `RECORD` of them)
 
 
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
@@ -221,10 +223,15 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         spread = float(1.4826 * np.median(np.abs(recent - med))) or float(np.std(recent)) or None
         if now is not None and spread:
             z = (now - med) / spread
+    record = (
+        now is not None
+        and windows >= RECORD
+        and bool((now < np.min(hist)) if now < 0 else (now > np.max(hist)))
+    )  # the largest fall (or rise) in decades is no normal variation, however wild the series
     if cur == base:  # 0 to 0 (or any value to itself) did not move, whatever history says
         significant = False
     elif z is not None:
-        significant = abs(z) >= Z_SIGNIFICANT
+        significant = abs(z) >= Z_SIGNIFICANT or record
     else:  # too little history to know normal variation: fall back to a plain threshold
         significant = pct is None or abs(pct) >= 0.05
     return Movement(
@@ -242,4 +249,5 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         short_history=windows < MIN_HISTORY,
         strong=bool(z is not None and abs(z) >= Z_STRONG and cur != base),
         in_points=points,
+        record=bool(record),
     )
