@@ -258,13 +258,20 @@ def _span_label(g: Grain, w: Window) -> str:
     return a if a == b else f"{a}..{b}"
 
 
+NICE_YEARS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000)  # year steps between ticks
+MAX_TICKS = 10
+
+
 def _axis(ax: Any, g: Grain) -> None:
     """Dates at the data's grain, with years shown."""
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter, YearLocator, num2date
     from matplotlib.ticker import FuncFormatter
 
-    if g.unit == "year":
-        ax.xaxis.set_major_locator(YearLocator(base=max(g.step, 1)))
+    if g.unit == "year":  # a century of years: every 10th or 20th, on round years
+        lo, hi = (num2date(v).year for v in ax.get_xlim())
+        step = max(g.step, 1)
+        base = next((b for b in NICE_YEARS if b % step == 0 and (hi - lo) / b <= MAX_TICKS), NICE_YEARS[-1])
+        ax.xaxis.set_major_locator(YearLocator(base=base))
         ax.xaxis.set_major_formatter(DateFormatter("%Y"))
     elif g.unit == "quarter":
         ax.xaxis.set_major_locator(AutoDateLocator(minticks=3, maxticks=10))

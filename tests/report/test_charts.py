@@ -67,3 +67,24 @@ def test_charts_from_the_cause_checks_aggregates_are_the_charts_from_the_file(tm
     fresh = chart_data(str(path), spec, [cause], Evidence())
     assert reused == fresh
     assert reused.steps and reused.steps[0].label == "email" and reused.segment == "channel=email"
+
+
+def test_a_century_of_years_gets_readable_round_year_ticks() -> None:
+    """121 yearly points: at most 10 ticks, on round years (one tick a year drew 121 labels)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from datetime import date
+
+    from matplotlib.dates import num2date
+    from matplotlib.figure import Figure
+
+    from investigator.analysis.grain import Grain
+    from investigator.report.charts import _axis
+
+    ax = Figure().add_subplot()
+    ax.plot([date(y, 1, 1) for y in range(1900, 2021)], list(range(121)))
+    _axis(ax, Grain("year", 1))
+    lo, hi = ax.get_xlim()
+    years = [num2date(t).year for t in ax.xaxis.get_major_locator()() if lo <= t <= hi]
+    assert 5 <= len(years) <= 11 and all(y % 20 == 0 for y in years), years
