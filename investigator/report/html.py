@@ -135,7 +135,7 @@ def _charts(c: ChartData | None) -> list[_Chart] | None:
     level = "the ratio of each window" if c.ratio else f"the average per {unit} in each window"
     effect = "effect on the ratio (mix + rate)" if c.ratio else "change"
     below = f"; below: {c.segment}, the leading cause" if c.segment_series else ""
-    return [
+    charts = [
         _Chart(
             "chart-metric",
             metric_chart(c),
@@ -150,6 +150,8 @@ def _charts(c: ChartData | None) -> list[_Chart] | None:
             "The value axis does not start at zero.",
         ),
     ]
+    # a single series has nothing to split the change by: a bridge of one bar says nothing
+    return charts if len(c.steps) > 1 else charts[:1]
 
 
 def _grain_name(c: ChartData) -> str:

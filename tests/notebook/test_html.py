@@ -91,3 +91,20 @@ def test_markup_in_the_data_is_text_on_the_page(tmp_path: Path) -> None:
     assert "<img" not in prose and "&lt;img src=x onerror=" in prose  # markdown renders HTML: escaped
     report_md = (inv.folder / "report.md").read_text()
     assert "<img" not in report_md and "&lt;img src=x onerror=" in report_md
+
+
+def test_a_single_series_has_no_one_bar_bridge(tmp_path: Path) -> None:
+    """No dimension splits the change: the page shows the metric's chart and no bridge of one bar."""
+    import numpy as np
+    import pandas as pd
+
+    from investigator import investigate
+
+    days = pd.date_range("2026-01-01", "2026-03-29", freq="D")
+    deaths = np.random.default_rng(2).poisson(85, len(days)).astype(float)
+    deaths[-7:] *= 1.5
+    inv = investigate(pd.DataFrame({"date": days, "deaths": deaths}), metric="deaths", window="7d",
+                      runs_dir=tmp_path, sandbox="inprocess", quiet=True)  # fmt: skip
+    page = (inv.folder / "report.html").read_text()
+    assert inv.status == "concluded" and 'id="chart-metric"' in page
+    assert 'id="chart-contributions"' not in page
