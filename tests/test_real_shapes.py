@@ -375,3 +375,13 @@ def test_the_largest_fall_in_decades_of_a_wild_series_is_not_normal_variation(tm
         report.root_causes,
     )
     assert "largest fall" in report.conclusion or (report.movement.z or 0) <= -2
+
+
+def test_saturday_dated_weeks_are_named_by_their_dates_ending_on_the_date_asked(tmp_path: Path) -> None:
+    weeks = pd.date_range("2024-01-06", periods=60, freq="W-SAT")
+    frame = pd.DataFrame({"week": weeks, "sales": 100 + np.random.default_rng(1).normal(0, 3, 60)})
+    report = run(tmp_path, frame, "sales", date(2025, 2, 22), window="4w", time_column="week")
+    assert (
+        "in the weeks dated 2025-02-01..2025-02-22 vs the weeks dated 2025-01-04..2025-01-25"
+        in report.conclusion
+    )

@@ -13,7 +13,7 @@ from investigator.analysis.movement import Movement
 from investigator.analysis.ratio import DimensionSplit, MixPart, RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import Departure, Segment, SegmentExplanation
-from investigator.analysis.spec import AnalysisSpec
+from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.fmt import num, pair, pct, seg, share, value
 from investigator.memory.models import ApprovedFact
 from investigator.run.decision import Confidence
@@ -445,7 +445,7 @@ def conclusion_text(
     was, now = pair(move.baseline if move else None, move.current if move else None)
     head = (
         f"{spec.metric} went from {was} to {now} ({pct(move.change_pct if move else None)}) in "
-        f"{spec.current.start}..{spec.current.end} vs {spec.baseline.start}..{spec.baseline.end}."
+        f"{span(spec, spec.current)} vs {span(spec, spec.baseline)}."
     )
     if not causes:
         return head + " No root cause could be established from the evidence gathered."
@@ -497,6 +497,15 @@ def conclusion_text(
         days = max((f.lag_days or 0) for f in late)
         tail = " Re-check once the late rows have landed" + (f" ({days} days)" if days else "") + "."
     return head + " Explained by " + "; ".join(parts) + "." + tail + relabel_note(evidence)
+
+
+def span(spec: AnalysisSpec, w: Window) -> str:
+    """A window as its dates: weekly data by the dates its weeks carry (weeks dated on Saturdays
+    end on the Saturday asked, not six days after it), other data by its first and last day."""
+    if spec.grain != "week":
+        return f"{w.start}..{w.end}"
+    weeks = spec.periods.periods(w.start, w.end)
+    return f"the weeks dated {weeks[0]}..{weeks[-1]}" if len(weeks) > 1 else f"the week dated {weeks[0]}"
 
 
 def relabel_note(evidence: Evidence) -> str:
