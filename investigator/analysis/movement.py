@@ -204,6 +204,22 @@ def _wide_changes(wide: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     return out
 
 
+def recent_z(
+    now: float | None, hist: np.ndarray, spec: AnalysisSpec
+) -> tuple[float | None, float | None, float | None]:
+    """A robust z of `now` among the last `RECENT` comparable windows of `hist` (oldest first), with
+    their median and spread; all None below `MIN_HISTORY` comparable windows (z alone None when
+    there is nothing to score or no spread)."""
+    step = overlap(spec)
+    if len(hist) / step < MIN_HISTORY:
+        return None, None, None
+    recent = hist[-int(RECENT * step) :]
+    med = float(np.median(recent))
+    spread = float(1.4826 * np.median(np.abs(recent - med))) or float(np.std(recent)) or None
+    z = (now - med) / spread if now is not None and spread else None
+    return z, med, spread
+
+
 def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Movement:
     """A movement from its two window values and its history of earlier changes (oldest first).
 
@@ -214,15 +230,8 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
     pct = pct_change(cur, base)
     points = spec.is_ratio
     now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
-    z = med = spread = None
-    step = overlap(spec)
-    windows = len(hist) / step
-    recent = hist[-int(RECENT * step) :]
-    if windows >= MIN_HISTORY:
-        med = float(np.median(recent))
-        spread = float(1.4826 * np.median(np.abs(recent - med))) or float(np.std(recent)) or None
-        if now is not None and spread:
-            z = (now - med) / spread
+    z, med, spread = recent_z(now, hist, spec)
+    windows = len(hist) / overlap(spec)
     record = (
         now is not None
         and windows >= RECORD

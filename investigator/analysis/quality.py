@@ -631,17 +631,17 @@ def quality_checks(
     for r in relabelled:
         for k, v in r.segment.items():
             skip.setdefault(k, set()).add(v)
+    change = _change(daily, spec)
     issues = (
         (find_duplicates(queries.duplicate_profile(table, spec, suspects), spec) if suspects else [])
         + find_missing(by_dim, daily, spec, since, skip)
         + relabelled
         + find_null_dimensions(by_dim, spec, labels)
         + find_incomplete_recent(by_dim, daily, spec)
-        + find_new_coverage(by_dim, spec, _change(daily, spec))
+        + find_new_coverage(by_dim, spec, change)
         + find_bad_values(queries.value_profile(table, spec), spec)
     )
 
-    change = _change(daily, spec)
     if spec.is_ratio:
         change = _in_ratio_units(issues, table, daily, spec)
     for i in issues:

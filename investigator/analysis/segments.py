@@ -125,7 +125,7 @@ def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
     cur = cube[CUR + n].sum() / (cube[CUR + d].sum() if d else 1.0)
     base = cube[BASE + n].sum() / (cube[BASE + d].sum() if d else 1.0)
     total = pct_change(float(cur), float(base))
-    spreads = []
+    spreads, along_weight = [], []
     for dim in spec.dimensions:
         s = _segment_changes(cube, spec, dim).dropna()
         s = s[s["weight"] > 0]
@@ -134,6 +134,7 @@ def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
         w = s["weight"] / s["weight"].sum()
         disp = float((w * (s["pct"] - total).abs()).sum() / abs(total))
         along = s["pct"] * total > 0
+        along_weight.append(float(w[along].sum()))
         spreads.append(
             DimensionSpread(
                 dimension=dim, dispersion=disp, min_pct=float(s["pct"].min()), max_pct=float(s["pct"].max()),
@@ -143,16 +144,8 @@ def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
             )
         )  # fmt: skip
     alike = all(not s.departing for s in spreads)
-    along = all(_weight_along(cube, spec, s.dimension, total) >= WITH_TOTAL for s in spreads)
-    broad = bool(total and spreads and alike and along)
+    broad = bool(total and spreads and alike and all(a >= WITH_TOTAL for a in along_weight))
     return BroadBased(metric=spec.metric, change_pct=total, dimensions=spreads, broad=broad)
-
-
-def _weight_along(cube: pd.DataFrame, spec: AnalysisSpec, dim: str, total: float | None) -> float:
-    s = _segment_changes(cube, spec, dim).dropna()
-    if s.empty or not total or not s["weight"].sum():
-        return 0.0
-    return float(s.loc[s["pct"] * total > 0, "weight"].sum() / s["weight"].sum())
 
 
 class Segment(BaseModel):
@@ -305,7 +298,7 @@ def departures(
 def _departure_z(frame: pd.DataFrame, spec: AnalysisSpec, dim: str, value: str, pct: float | None,
                  rest_pct: float | None) -> float | None:  # fmt: skip
     """How unusual (pct - rest_pct) is among the same difference in earlier comparable windows."""
-    from .movement import MIN_HISTORY, RECENT, _wide_changes, overlap
+    from .movement import _wide_changes, recent_z
 
     if pct is None or rest_pct is None or frame.empty:
         return None
@@ -316,14 +309,7 @@ def _departure_z(frame: pd.DataFrame, spec: AnalysisSpec, dim: str, value: str, 
     two = pd.DataFrame({"seg": wide[value], "rest": wide.drop(columns=[value]).sum(axis=1, min_count=1)})
     changes = _wide_changes(two, spec)
     diff = changes[:, 0] - changes[:, 1]
-    diff = diff[np.isfinite(diff)]
-    step = overlap(spec)
-    if len(diff) / step < MIN_HISTORY:
-        return None
-    recent = diff[-int(RECENT * step) :]
-    med = float(np.median(recent))
-    spread = float(1.4826 * np.median(np.abs(recent - med))) or float(np.std(recent))
-    return (pct - rest_pct - med) / spread if spread else None
+    return recent_z(pct - rest_pct, diff[np.isfinite(diff)], spec)[0]
 
 
 MOVER_Z = 3.0  # the verdict asks more (4) of a segment that only offsets others: many are scored

@@ -240,8 +240,8 @@ def _outran(e: Segment, segments: SegmentExplanation | None) -> bool:
     """Within normal variation for the total, yet one segment departed from the rest's rate far
     beyond its own history of such departures and carries the net change: the total's noisy
     history hid it (measles in one state)."""
-    d = _departure(e.segment, segments)
-    return d is not None and CARRIES[0] <= e.share <= CARRIES[1] and _beyond_fair_share(e, segments)
+    found = segments.departures if segments else []
+    return any(d.segment == e.segment and _unusual(d) for d in found) and _beyond_fair_share(e, segments)
 
 
 def _hidden(elements: list[Segment], segments: SegmentExplanation | None) -> list[Segment]:
@@ -263,16 +263,16 @@ def _hidden(elements: list[Segment], segments: SegmentExplanation | None) -> lis
     return kept
 
 
-def _departure(segment: dict[str, str], segments: SegmentExplanation | None) -> Departure | None:
-    found = [d for d in (segments.departures if segments else []) if d.segment == segment]
-    return next((d for d in found if d.z is not None and abs(d.z) >= OUTRAN_Z), None)
+def _unusual(d: Departure) -> bool:
+    """It carries the net change, departing from the rest's rate far beyond its own history."""
+    return d.z is not None and abs(d.z) >= OUTRAN_Z and CARRIES[0] <= d.share <= CARRIES[1]
 
 
 def _outrunners(segments: SegmentExplanation | None, kind: CauseKind) -> list[RootCause]:
     """`_outran` for segments localization did not return (it judged the total's noise)."""
     out = []
     for d in segments.departures if segments else []:
-        if d.z is None or abs(d.z) < OUTRAN_Z or not (CARRIES[0] <= d.share <= CARRIES[1]):
+        if not _unusual(d):
             continue
         lead = next((s for s in segments.leaders if s.segment == d.segment), None) if segments else None
         if lead is None:
