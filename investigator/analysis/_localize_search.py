@@ -31,6 +31,7 @@ import pandas as pd
 _MAD_TO_SIGMA = 1.4826
 _CHI2_1_MEDIAN = 0.4549
 _MIN_NULL_CANDIDATES = 20
+_MIN_QUIET_LEAVES = 5
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class SearchOptions:
     part_z: float = 3.0
     # Later elements must reach this fraction of the first element's gain.
     min_relative_gain: float = 0.005
+    # Later elements must carry this fraction of the total deviation with leaves of their own
+    # (0: any significant element counts).
+    min_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,23 +131,24 @@ def noise_weights(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return weights
 
 
-def model_weights(resid: np.ndarray, variance: np.ndarray) -> np.ndarray:
+def model_weights(resid: np.ndarray, variance: np.ndarray, quiet: np.ndarray | None = None) -> np.ndarray:
     """Inverse variance from a known noise model, widened to what the leaves show.
 
     The model's variance v is a floor (real data is never calmer than counting noise). Real
     rates also drift from period to period, which adds variance growing faster than v; so, as
     in `noise_weights`, var = max(v, s² · v^p) with p (1 = as the model, 2 = drift) and s
-    estimated robustly from the leaves.
+    estimated robustly from the leaves, from the `quiet` ones only when given (and enough).
     """
     pos = variance > 0
     weights: np.ndarray = np.zeros_like(variance)
     if not pos.any():
         return weights
-    model, dev = variance[pos], resid[pos]
+    calm = pos if quiet is None or (pos & quiet).sum() < _MIN_QUIET_LEAVES else pos & quiet
+    model, dev = variance[calm], resid[calm]
     power = _variance_power(model, np.abs(dev), default=1.0)
     scaled = dev / model ** (power / 2.0)
     spread = _MAD_TO_SIGMA * float(np.median(np.abs(scaled - np.median(scaled))))
-    weights[pos] = 1.0 / np.maximum(model, spread**2 * model**power)
+    weights[pos] = 1.0 / np.maximum(variance[pos], spread**2 * variance[pos] ** power)
     return weights
 
 
@@ -230,10 +235,13 @@ def search(
     weights = noise_weights(actual, expected) if variance is None else model_weights(resid, variance)
     x_fit = expected if design is None else design
     cuboids = build_cuboids(codes, options.max_depth)
+    if variance is not None:
+        weights = _quiet_weights(cuboids, resid, x_fit, weights, variance)
     index = {c.attrs: i for i, c in enumerate(cuboids)}
     threshold = _noise_threshold(cuboids, options.margin)
     valid = weights > 0
     active = valid.copy()
+    total = float(resid[valid].sum())
     found: list[Found] = []
     first_gain = first_noise = 0.0
     while len(found) < options.max_elements and active.any():
@@ -251,6 +259,8 @@ def search(
             break
         cub_idx, group = _settle_depth(cuboids, index, (cub_idx, group), leaves, threshold * noise, options)
         mask = cuboids[cub_idx].gid == group
+        if found and abs(float(resid[mask & active].sum())) < options.min_share * abs(total):
+            break
         found.append(Found(cuboids[cub_idx].attrs, mask, float(per_cuboid[cub_idx][group])))
         first_gain, first_noise = first_gain or gain, first_noise or noise
         active &= ~mask
@@ -259,6 +269,30 @@ def search(
     every = _leaves(resid, x_fit, weights, valid, first_noise)
     found = _resettle(found, cuboids, index, every, threshold * first_noise, options)
     return _drop_redundant(found, every, options.part_z)
+
+
+def _quiet_weights(
+    cuboids: Sequence[_Cuboid],
+    resid: np.ndarray,
+    design: np.ndarray,
+    weights: np.ndarray,
+    variance: np.ndarray,
+) -> np.ndarray:
+    """The model's weights with the drift estimated on the leaves outside the best candidate.
+
+    A median is robust only while most leaves are calm: when a fault reaches half of them (all
+    of p2p=0, say) their deviations pass for drift, every leaf's noise is inflated and the fault
+    is not significant any more. The best candidate is the likeliest fault, so the drift is
+    measured on the leaves it leaves out, twice, since a calmer estimate can change the best.
+    """
+    for _ in range(2):
+        step = _best_element(cuboids, _leaves(resid, design, weights, weights > 0, 1.0))
+        if step is None:
+            return weights
+        _, _, cub_idx, group, _ = step
+        quiet = cuboids[cub_idx].gid != group
+        weights = model_weights(resid, variance, quiet)
+    return weights
 
 
 def _leaves(

@@ -19,6 +19,9 @@ from investigator.analysis._localize_search import Found, SearchOptions, search
 
 __all__ = ["Element", "localize", "localize_ratio"]
 
+RATIO_MIN_SHARE = 0.1
+"""Fraction of a ratio's change that an element after the first must explain on its own."""
+
 
 class Element(pydantic.BaseModel):
     """A segment that explains part of the change, with its numbers."""
@@ -81,7 +84,9 @@ def localize_ratio(
     codes, labels, leaves = _leaf_table(df, dims, cols)
     na, ne, da, de = (leaves[c] for c in cols)
     exp_num = _expected_numerator(ne, de, da, na)
-    options = _options(max_elements, max_depth, margin, len(dims))
+    # A rate's noise model is approximate (real rates drift together), so small significant
+    # remainders are mostly that: a later element must carry a tenth of the change itself.
+    options = _options(max_elements, max_depth, margin, len(dims), min_share=RATIO_MIN_SHARE)
     model = _proportion_noise(na, ne, da, de)
     if model is None:
         found = search(codes, na, exp_num, options)
@@ -91,8 +96,12 @@ def localize_ratio(
     return [_ratio_element(f, dims, labels, codes, (na, ne, da, de), exp_num, totals) for f in found]
 
 
-def _options(max_elements: int, max_depth: int, margin: float, n_dims: int) -> SearchOptions:
-    return SearchOptions(max_elements=max_elements, max_depth=min(max_depth, n_dims), margin=margin)
+def _options(
+    max_elements: int, max_depth: int, margin: float, n_dims: int, min_share: float = 0.0
+) -> SearchOptions:
+    return SearchOptions(
+        max_elements=max_elements, max_depth=min(max_depth, n_dims), margin=margin, min_share=min_share
+    )
 
 
 def _leaf_table(
