@@ -33,9 +33,9 @@ from investigator.llm import LLMSettings, load_llm_settings
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
 from investigator.protocols import Planner
+from investigator.request import Request
 from investigator.run.state import run_dir
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 from investigator.testing import FakeOpenAI, answer
 from sandbox.kernels.local import LocalKernel
 

@@ -25,9 +25,9 @@ from investigator.memory import approval, ledger, recall
 from investigator.memory.embed import CachedEmbedder, WordLlamaEmbedder
 from investigator.memory.models import NewMemory
 from investigator.memory.store import MemoryStore
+from investigator.request import Request
 from investigator.run.context import build_context
 from investigator.runner import new_run
-from investigator.sources.request import Request
 from investigator.sources.synth import DEFAULT_DIMS, generate
 
 METRICS = ["revenue", "orders", "sessions", "aov", "conversion"]

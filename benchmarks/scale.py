@@ -44,7 +44,7 @@ import json, resource, sys, threading, time
 import psutil
 import investigator.runner as runner
 from investigator.config import load_settings
-from investigator.sources.request import build_request
+from investigator.request import build_request
 
 data, table, runs = sys.argv[1], sys.argv[2] or None, sys.argv[3]
 moved = []

@@ -41,7 +41,7 @@ import json, resource, sys, time
 started = time.monotonic()
 from investigator.config import load_settings
 from investigator.runner import investigate
-from investigator.sources.request import Request
+from investigator.request import Request
 report = investigate(Request(metric="revenue", data=sys.argv[1]), load_settings(runs_dir=sys.argv[2]))
 print(json.dumps({
     "wall_s": time.monotonic() - started,

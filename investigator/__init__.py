@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from investigator.version import __version__
+
 if TYPE_CHECKING:
     from investigator.front.notebook import Investigation, investigate
     from investigator.memory.api import (
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
         search_memory,
     )
 
-__version__ = "0.1.0"
 MEMORY = ("list_facts", "approve_fact", "reject_fact", "search_memory", "forget_run", "compact_memory")
 __all__ = [
     "Investigation",

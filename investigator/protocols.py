@@ -1,8 +1,10 @@
-"""The seams of the system. Each has a real implementation and a fake that tests use."""
+"""The seams of the loop: the kernel that runs code and the planner that decides. Each has a real
+implementation and a fake that tests use. (The data's seam, `DataSource`, lives with its
+implementations in `investigator.sources.base`.)"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from investigator.run.compress import Compressed
@@ -45,18 +47,4 @@ class Planner(Protocol):
     def take_usage(self) -> dict[str, int]:
         """Tokens used since the last call, per phase (decide_in, compress_out, ...). The loop
         adds them to the run's state, which owns the count and checks the budget."""
-        ...
-
-
-@runtime_checkable
-class DataSource(Protocol):
-    """Where a metric's rows live. Every question is an aggregation the engine runs; only
-    aggregates reach the host and the kernel."""
-
-    def describe(self) -> str:
-        """Where the data is, for messages and reports (never a credential)."""
-        ...
-
-    def open(self, time_column: str) -> Any:
-        """The data as an Ibis table, `time_column` typed as dates; a `DataError` if it cannot be read."""
         ...

@@ -27,6 +27,7 @@ from investigator.memory import load_recall_model, recall, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Report, write_report
+from investigator.request import Request, metric_definition
 from investigator.run.checks import CauseChecker
 from investigator.run.decision import Decision
 from investigator.run.guard import check_unchanged, fingerprint, run_lock
@@ -37,7 +38,7 @@ from investigator.sources import source_for
 from investigator.sources.demo import demo_path
 from investigator.sources.extract import EXTRACT_FILE, write_extract
 from investigator.sources.frames import write_frame
-from investigator.sources.request import Request, metric_definition, resolve
+from investigator.sources.resolve import resolve
 from investigator.sources.urls import is_url, redact
 
 if TYPE_CHECKING:

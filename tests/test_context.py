@@ -6,10 +6,10 @@ from pathlib import Path
 
 from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
+from investigator.request import Request
 from investigator.run.context import build_context, cut
 from investigator.run.state import Finding
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 
 from .fakes import ScriptedPlanner, analyze
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from investigator.config import MetricDefinition
+from investigator.request import Request
 from investigator.run.kernel_code import setup_code
-from investigator.sources.request import Request, resolve
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate_shaped
 
 from .test_cli import cli

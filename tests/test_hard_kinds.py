@@ -14,8 +14,8 @@ import pytest
 from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
+from investigator.request import Request
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 from investigator.sources.synth import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -10,11 +10,11 @@ import pytest
 from investigator.config import Settings, load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.report.model import Report
+from investigator.request import Request
 from investigator.run.decision import Decision, DecisionType, RootCause
 from investigator.run.hypotheses import Status
 from investigator.run.state import load, run_dir
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 
 from .fakes import ScriptedPlanner, analyze, conclude
 

@@ -19,9 +19,9 @@ from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
 from investigator.report.model import Report
+from investigator.request import Request
 from investigator.run.hypotheses import Status
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 
 
 def run(tmp_path: Path, frame: pd.DataFrame, metric: str, end: date, **fields: object) -> Report:

@@ -11,8 +11,8 @@ import pytest
 from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
+from investigator.request import Request
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 from investigator.sources.synth import CAUSES
 
 from .conftest import write_synth

@@ -22,8 +22,8 @@ from investigator.errors import Interrupted, InvestigatorError, UserError
 from investigator.files import write_atomic
 from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
+from investigator.request import build_request
 from investigator.runner import LLMChoice, continue_run, investigate, resume
-from investigator.sources.request import build_request
 from investigator.terminal import library_logs, text
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
@@ -126,7 +126,7 @@ def _one_line(fn: Callable[[], None]) -> None:
 
 def _version(show: bool) -> None:
     if show:
-        from investigator import __version__
+        from investigator.version import __version__
 
         print(f"investigate {__version__}")
         raise typer.Exit(0)

@@ -16,8 +16,8 @@ from pydantic import PrivateAttr
 from investigator.config import Settings, load_settings
 from investigator.errors import UserError
 from investigator.report.model import Report, to_markdown
+from investigator.request import build_request
 from investigator.run.state import run_dir
-from investigator.sources.request import build_request
 
 if TYPE_CHECKING:
     import pandas as pd

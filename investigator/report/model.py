@@ -196,7 +196,7 @@ def inputs_of(state: RunState) -> Inputs:
     grain = s.grain if s.grain_step == 1 else f"{s.grain_step} {s.grain}s"
     return Inputs(
         data=r.data, table=r.table, sql=r.sql, time_column=s.time_column, grain=grain,
-        dimensions=s.dimensions, window=r.window, baseline=s.baseline_kind,
+        dimensions=s.dimensions, window=str(r.window), baseline=s.baseline_kind,
     )  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from investigator.analysis.contributions import SegmentChange, segment_table
 from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import Verification, verify_causes
-from investigator.protocols import DataSource
+from investigator.sources.base import DataSource
 
 
 class Aggregates(NamedTuple):

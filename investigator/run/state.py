@@ -19,11 +19,11 @@ from investigator.analysis.spec import AnalysisSpec
 from investigator.config import RunSettings
 from investigator.files import write_atomic
 from investigator.memory.models import MemoryContext
+from investigator.request import Request
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.guard import Fingerprint
 from investigator.run.hypotheses import Hypothesis, confirmed_by
-from investigator.sources.request import Request
 
 STATE_FILE = "state.json"
 Status = Literal["running", "concluded", "partial", "failed"]

@@ -4,10 +4,13 @@ name the variable holding the URL, so the password stays out of commands and con
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from investigator.errors import UserError
-from investigator.protocols import DataSource
+from investigator.sources.base import DataSource
+
+if TYPE_CHECKING:
+    from ibis.expr.types import Table
 
 
 def source_for(data: str, table: str | None = None, sql: str | None = None) -> DataSource:
@@ -25,6 +28,6 @@ def source_for(data: str, table: str | None = None, sql: str | None = None) -> D
     return FileSource(data)
 
 
-def open_data(data: str, time_column: str, table: str | None = None, sql: str | None = None) -> Any:
+def open_data(data: str, time_column: str, table: str | None = None, sql: str | None = None) -> Table:
     """The source as an Ibis table with its time column typed as dates; `DataError` if unreadable."""
     return source_for(str(data), table, sql).open(time_column)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from investigator.analysis.queries import TimeColumnError, open_table
 from investigator.errors import DataError
+
+if TYPE_CHECKING:
+    from ibis.expr.types import Table
 
 
 class FileSource:
@@ -20,7 +23,10 @@ class FileSource:
     def describe(self) -> str:
         return str(self.path)
 
-    def open(self, time_column: str) -> Any:
+    def close(self) -> None:
+        """Nothing to let go: DuckDB's in-process connection goes with the table."""
+
+    def open(self, time_column: str) -> Table:
         """The file as an Ibis table, its time column typed as dates."""
         if not self.path.exists():
             raise DataError(f"data file {self.path} does not exist")

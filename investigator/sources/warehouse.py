@@ -9,12 +9,15 @@ from __future__ import annotations
 import contextlib
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from investigator.analysis.queries import as_dates
 from investigator.errors import DataError, UserError
 from investigator.sources import readonly
 from investigator.sources.urls import expand, redact, scheme, scrub
+
+if TYPE_CHECKING:
+    from ibis.expr.types import Table
 
 # backend -> what to install when its driver is missing
 EXTRAS = {
@@ -49,13 +52,14 @@ class WarehouseSource:
                 "(one of them)"
             )
         self.data, self.table, self.sql = data, table, sql
+        self.notes: list[str] = []
         self._con: Any = None
 
     def describe(self) -> str:
         what = f"table {self.table}" if self.table else "a query"
         return f"{redact(self.data)} ({what})"
 
-    def open(self, time_column: str) -> Any:
+    def open(self, time_column: str) -> Table:
         """The table (or query) as an Ibis expression, its time column typed as dates."""
         url = expand(self.data)
         refused = readonly.query_refusal(self.sql, readonly.dialect(scheme(url))) if self.sql else None

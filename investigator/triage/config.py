@@ -24,9 +24,10 @@ from pydantic import (
     model_validator,
 )
 
-from investigator.analysis.grain import BASELINES, WindowError, parse_window
+from investigator.analysis.grain import BASELINES, BaselineKind
 from investigator.errors import ConfigError
 from investigator.fmt import clip, quoted
+from investigator.request import Span
 from investigator.yamlfile import load_yaml
 
 Direction = Literal["both", "up", "down"]
@@ -96,8 +97,8 @@ class TriageConfig(BaseModel):
     table: str | None = Field(None, description="With a URL `data`: the table to read.")
     sql: str | None = Field(None, description="With a URL `data`: one SELECT whose result is the data.")
     time_column: str = "date"
-    window: str = "7d"
-    baseline: str = "previous"
+    window: Span = Field(default_factory=lambda: Span.of("7d"))
+    baseline: BaselineKind = "previous"
     end: date | None = Field(None, description="Last day of the window; default: the last in the data.")
     dimensions: list[str] | None = None
     metrics: list[MetricEntry] = Field(min_length=1)
@@ -135,20 +136,11 @@ class TriageConfig(BaseModel):
     def _sql(cls, value: str | None, info: ValidationInfo) -> str | None:
         return _only_reads(value, info.data.get("data"))
 
-    @field_validator("window")
+    @field_validator("baseline", mode="before")
     @classmethod
-    def _window(cls, value: str) -> str:
-        try:
-            parse_window(value)
-        except WindowError as e:
-            raise ValueError(str(e)) from None
-        return value
-
-    @field_validator("baseline")
-    @classmethod
-    def _baseline(cls, value: str) -> str:
+    def _baseline(cls, value: Any) -> Any:
         if value not in BASELINES:
-            raise ValueError(f"{quoted(value)} is not a baseline; write one of {', '.join(BASELINES)}")
+            raise ValueError(f"{quoted(str(value))} is not a baseline; write one of {', '.join(BASELINES)}")
         return value
 
     @model_validator(mode="after")

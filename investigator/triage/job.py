@@ -13,7 +13,7 @@ from typing import Any
 from investigator.config import Settings, load_settings
 from investigator.fmt import chat, pct, seg
 from investigator.report.model import Report
-from investigator.sources.request import Request
+from investigator.request import Request
 from investigator.triage.config import Target, TriageConfig, expand_targets
 from investigator.triage.digest import Digest, write_digest
 from investigator.triage.notify import AppriseNotifier, Notification, Notifier, deliver

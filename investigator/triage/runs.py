@@ -19,7 +19,7 @@ from investigator.analysis.causes import RootCause
 from investigator.config import Settings
 from investigator.fmt import pct, seg
 from investigator.report.model import Report
-from investigator.sources.request import Request, build_request
+from investigator.request import Request, build_request
 from investigator.triage.config import Target, TriageConfig
 from investigator.triage.scan import ScanItem
 from investigator.triage.secrets import Redactor

@@ -12,21 +12,24 @@ once (vectorised); coarser windows go through `analysis.movement` one by one.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from investigator.analysis.grain import Grain, WindowError, detect_grain, month_end, parse_window
+from investigator.analysis.grain import BaselineKind
 from investigator.analysis.movement import MIN_HISTORY, movement
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.errors import DataError
-from investigator.sources.request import metric_definition, parse_expression, plan_windows
+from investigator.request import Span, metric_definition, parse_expression
+from investigator.sources.windows import Windows, distinct_dates, plan
 from investigator.triage.config import Direction, Target
+
+if TYPE_CHECKING:
+    from ibis.expr.types import Table
 
 MAD_EFFICIENCY = 0.37  # a MAD spread is worth this share of as many points' standard deviation
 FALLBACK_PCT = 0.25  # without enough history to know normal variation, only a move this big counts
@@ -50,43 +53,13 @@ class ScanItem(BaseModel):
     error: str | None = Field(None, description="why this metric could not be scanned")
 
 
-@dataclass(frozen=True)
-class Windows:
-    """The windows every metric on one source is compared over."""
-
-    current: Window
-    baseline: Window
-    grain: Grain
-    last: date
-
-
-def plan_source(table: Any, time_column: str, window: str, baseline: str, end: date | None) -> Windows:
+def plan_source(
+    table: Table, time_column: str, window: Span | str, baseline: BaselineKind, end: date | None
+) -> Windows:
     """The data's grain, and the window (ending `end`, else the last period in the data) with its
-    baseline; `DataError` when the data cannot answer them."""
-    col = table[time_column]
-    frame = table.filter(col.notnull()).select(d=col).distinct().to_pandas()
-    dates = sorted(pd.Timestamp(v).date() for v in frame["d"])
-    if not dates:
-        raise DataError(f"the data has no rows with a date in {time_column!r}")
-    grain = detect_grain(dates)
-    last = dates[-1]
-    if end is None:
-        end = last
-        _, unit = parse_window(window)
-        if grain.unit == "day" and unit in ("month", "quarter", "year") and month_end(last) != last:
-            end = last.replace(day=1) - timedelta(days=1)  # the last whole month
-    if end > last:
-        raise DataError(f"end {end} is after the data's last date {last}: pick an earlier `end`")
-    try:
-        current, base = plan_windows(window, baseline, grain, end)
-    except WindowError as e:
-        raise DataError(str(e)) from None
-    if base.start < dates[0]:
-        raise DataError(
-            f"the {baseline} baseline starts {base.start}, before the data ({dates[0]}): pick a later "
-            "`end`, a shorter `window` or another `baseline`"
-        )
-    return Windows(current=current, baseline=base, grain=grain, last=last)
+    baseline, by the same planner and rules as `investigate` (config keys named as in the file)."""
+    span = Span.of(window) if isinstance(window, str) else window
+    return plan(distinct_dates(table, time_column), span, baseline, end, flag="")
 
 
 def query_group(table: Any, time_column: str, dims: list[str], columns: list[str]) -> pd.DataFrame:

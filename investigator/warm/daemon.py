@@ -293,8 +293,8 @@ def _warm_up(reserve: Reserve | None, scratch: Path) -> None:
     scratch.mkdir(parents=True, mode=0o700)
     with contextlib.suppress(Exception), open(os.devnull, "w") as quiet:
         from investigator.config import load_settings
+        from investigator.request import Request
         from investigator.runner import investigate
-        from investigator.sources.request import Request
         from investigator.sources.synth import generate
 
         if reserve is not None:

@@ -12,8 +12,10 @@ from investigator.analysis.grain import Grain, WindowError, detect_grain, parse_
 from investigator.analysis.queries import daily_totals, open_table
 from investigator.config import MetricDefinition
 from investigator.errors import DataError, UserError
-from investigator.sources.request import Request, parse_end, plan_windows, resolve
+from investigator.request import Request, parse_end
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate_shaped
+from investigator.sources.windows import plan_windows
 
 
 def dates_of(frame: pd.DataFrame, column: str = "date") -> list[date]:

@@ -14,7 +14,8 @@ from investigator.analysis.quality import quality_checks
 from investigator.analysis.queries import daily_totals, null_labels, period_cube
 from investigator.analysis.segments import explain_segments
 from investigator.config import MetricDefinition
-from investigator.sources.request import Request, resolve
+from investigator.request import Request
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate, generate_shaped
 
 

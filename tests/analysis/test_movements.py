@@ -16,7 +16,8 @@ import pytest
 from investigator.analysis.history import dimension_history
 from investigator.analysis.movement import Movement, movement, movements
 from investigator.config import MetricDefinition
-from investigator.sources.request import Request, resolve
+from investigator.request import Request
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate, generate_shaped
 
 

@@ -16,7 +16,8 @@ from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.seasonality import seasonality
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import MetricDefinition
-from investigator.sources.request import Request, resolve
+from investigator.request import Request
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate_shaped
 
 DAILY_WINDOW = {"events": "7d", "daily": "7d", "irregular": "7d"}

@@ -9,10 +9,10 @@ from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
 from investigator.report.model import Report
+from investigator.request import Request
 from investigator.run.evidence import input_notes
 from investigator.run.state import RunState, load, run_dir
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 
 
 def run(path: Path, tmp: Path, **fields: Any) -> tuple[Report, RunState]:

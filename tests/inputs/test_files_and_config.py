@@ -12,9 +12,10 @@ import pytest
 
 from investigator.config import MetricDefinition, load_settings
 from investigator.errors import ConfigError, DataError, UserError
+from investigator.request import Request, metric_definition
 from investigator.sources.files import FileSource
 from investigator.sources.frames import write_frame
-from investigator.sources.request import Request, metric_definition, resolve
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate
 
 

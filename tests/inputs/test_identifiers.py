@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from investigator.config import MetricDefinition
-from investigator.sources.request import Request, resolve
+from investigator.request import Request
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate
 
 from .helpers import notes, run

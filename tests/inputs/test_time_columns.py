@@ -15,8 +15,9 @@ import pytest
 
 from investigator.config import MetricDefinition
 from investigator.errors import DataError
+from investigator.request import Request
 from investigator.sources.files import FileSource
-from investigator.sources.request import Request, resolve
+from investigator.sources.resolve import resolve
 
 DAYS = pd.date_range("2026-01-01", "2026-03-31")
 

@@ -8,9 +8,9 @@ from typing import Any
 from investigator.config import Settings, load_settings
 from investigator.protocols import Planner
 from investigator.report.model import Report
+from investigator.request import Request
 from investigator.run.state import run_dir
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 from sandbox.kernels.local import LocalKernel
 
 FAST = {

@@ -14,12 +14,12 @@ from investigator.llm import LLMSettings
 from investigator.llm.prompts import DECIDE, system_prompt
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
+from investigator.request import Request
 from investigator.run.compress import Compressed, Update
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Status
 from investigator.runner import new_run
-from investigator.sources.request import Request
 from investigator.testing import FakeOpenAI, answer, malformed
 from sandbox.models import ExecResult
 

@@ -18,9 +18,9 @@ from investigator.memory import ledger, recall
 from investigator.memory.embed import Embedder
 from investigator.memory.models import FactProposal, MemoryContext, NewMemory, Recalled
 from investigator.memory.store import MemoryStore
+from investigator.request import Request
 from investigator.run.context import build_context
 from investigator.runner import new_run
-from investigator.sources.request import Request
 
 from ..conftest import write_synth
 from .conftest import write_ledger

@@ -9,8 +9,9 @@ import pandas as pd
 
 from investigator.analysis.causes import RootCause
 from investigator.report.charts import chart_data, metric_chart
+from investigator.request import Request, metric_definition
 from investigator.run.evidence import Evidence
-from investigator.sources.request import Request, metric_definition, resolve
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate
 
 DEFINITION = metric_definition("revenue")

@@ -11,9 +11,10 @@ import pytest
 
 from investigator.analysis.causes import RootCause
 from investigator.errors import DataError
+from investigator.request import Request, metric_definition
 from investigator.run.checks import CauseChecker
 from investigator.sources.files import FileSource
-from investigator.sources.request import Request, metric_definition, resolve
+from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate
 
 CAUSE = RootCause(kind="segment_change", segment={"channel": "email"}, contribution=1.0)

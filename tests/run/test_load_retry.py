@@ -11,8 +11,8 @@ from investigator.config import load_settings
 from investigator.errors import KernelError
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
+from investigator.request import Request
 from investigator.runner import new_run, run_loop
-from investigator.sources.request import Request
 from sandbox.models import ExecError, ExecResult
 
 from ..conftest import write_synth

@@ -11,10 +11,10 @@ import pytest
 
 from investigator.config import load_settings
 from investigator.report.model import Report
+from investigator.request import build_request
 from investigator.run.state import load
 from investigator.runner import investigate, resume
 from investigator.sources.extract import EXTRACT_FILE
-from investigator.sources.request import build_request
 
 from ..conftest import write_synth
 from .conftest import CANARY, Postgres, findings, load_duckdb, load_postgres, load_sqlite, same

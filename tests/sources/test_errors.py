@@ -94,9 +94,10 @@ def test_redact_and_scrub() -> None:
 
 
 def test_an_extract_too_large_is_refused_before_it_is_fetched(tmp_path: Path) -> None:
+    from investigator.request import Request, metric_definition
     from investigator.sources import source_for
     from investigator.sources.extract import write_extract
-    from investigator.sources.request import Request, metric_definition, resolve
+    from investigator.sources.resolve import resolve
 
     path, _ = write_synth(tmp_path, "segment_change", seed=3)
     load_duckdb(tmp_path / "shop.ddb", "sales", path)

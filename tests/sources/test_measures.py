@@ -12,7 +12,7 @@ import pytest
 
 from investigator.analysis.spec import parse_measure
 from investigator.errors import UserError
-from investigator.sources.request import metric_definition
+from investigator.request import metric_definition
 
 from .conftest import findings, load_duckdb, same
 from .test_engines import run

@@ -13,8 +13,8 @@ import pytest
 from investigator.config import Settings
 from investigator.errors import ConfigError
 from investigator.preflight import check_runs_dir
+from investigator.request import Request
 from investigator.runner import investigate
-from investigator.sources.request import Request
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from investigator.config import Settings
 from investigator.report.model import Report, Stats
+from investigator.request import Request
 from investigator.runner import investigate
-from investigator.sources.request import Request
 
 
 def test_stats_total_is_the_wall_time_and_the_phases_add_up_to_it(

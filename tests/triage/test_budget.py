@@ -9,7 +9,7 @@ from pathlib import Path
 
 from investigator.config import load_settings
 from investigator.report.model import BaselinePeriod, MovementSummary, Period, Report, Stats
-from investigator.sources.request import Request
+from investigator.request import Request
 from investigator.triage.config import TriageConfig
 from investigator.triage.job import plan_jobs
 from investigator.triage.runs import investigate_all

@@ -1,0 +1,184 @@
+"""Turn what the user asked for into an `AnalysisSpec`, checking the data can answer it.
+
+Every check runs in the engine, through the `DataSource` seam (Ibis; DuckDB by default), and fails
+with a `DataError` that says what to do next.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from investigator.analysis.grain import Grain
+from investigator.analysis.spec import AnalysisSpec, Measure, Window
+from investigator.config import MetricDefinition, load_metrics
+from investigator.errors import DataError, UserError
+from investigator.request import Request, parse_metric
+from investigator.sources.base import DataSource
+from investigator.sources.identifiers import (
+    identifier_dimensions,
+    identifier_note,
+    label_note,
+    window_labels,
+)
+from investigator.sources.windows import distinct_dates, plan
+
+if TYPE_CHECKING:
+    from ibis.expr.types import Table
+
+
+def resolve(
+    request: Request, data: DataSource | str | Path, definition: MetricDefinition
+) -> tuple[AnalysisSpec, Table]:
+    """Check the request against the data (a source, or a file path) and build the spec.
+
+    Returns the spec and the opened Ibis table.
+    """
+    if isinstance(data, DataSource):
+        source = data
+    else:
+        from investigator.sources import source_for
+
+        source = source_for(str(data), request.table or definition.table, request.sql or definition.sql)
+    time_column = request.time_column or definition.time_column or "date"
+    table = source.open(time_column)
+    schema = table.schema()
+    columns = list(schema.names)
+    notes = list(source.notes)
+    definition, dims_note = _fit_definition(request, definition, columns)
+    notes += dims_note
+    num, den = parse_metric(definition.expression)
+    measures = [num, *([den] if den else [])]
+    for col in [time_column, *(m.column for m in measures if m.column)]:
+        if col not in columns:
+            what = "time column" if col == time_column else "metric column"
+            if col == time_column:
+                tail = _time_hint(schema, columns, flag="--time-column")
+            elif request.data is not None:  # the user's own data: its columns, not the demo's metrics
+                close = difflib.get_close_matches(col, columns, n=1)
+                tail = f"; did you mean {close[0]!r}?" if close else ""
+            else:
+                unknown = col == request.metric and col not in load_metrics()
+                tail = f"; {_unknown_metric(col)}" if unknown else ""
+            raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}{tail}")
+    if not schema[time_column].is_date():
+        raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
+    for col in (m.column for m in measures if m.kind == "sum" and m.column):
+        if not schema[col].is_numeric():
+            raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
+    dims = (
+        request.dimensions
+        or definition.dimensions
+        or [
+            c
+            for c in columns
+            if c != time_column
+            and c not in {m.column for m in measures}  # counted values (user ids) are no dimension
+            and (schema[c].is_string() or schema[c].is_boolean())
+        ]
+    )
+    if len(set(dims)) != len(dims):
+        twice = sorted({d for d in dims if dims.count(d) > 1})
+        raise UserError(f"dimension(s) {', '.join(map(repr, twice))} given more than once")
+    missing = [d for d in dims if d not in columns]
+    if missing:
+        raise DataError(
+            f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}"
+        )
+    windows = plan(distinct_dates(table, time_column), request.window, request.baseline, request.end)
+    grain, current, baseline = windows.grain, windows.current, windows.baseline
+    judged = [d for d in dims if d not in request.keep_dimensions]
+    ids = identifier_dimensions(table, time_column, judged, current)
+    if ids:
+        dims = [d for d in dims if d not in ids]
+        notes.append(identifier_note(ids))
+    labels = window_labels(table, time_column, [d for d in judged if d in dims], current, baseline)
+    if labels:
+        dims = [d for d in dims if d not in labels]
+        notes.append(label_note(labels))
+    notes += _distinct_notes([m for m in measures if m.kind == "count_distinct"], grain, current, dims)
+    spec = AnalysisSpec(
+        metric=request.metric,
+        numerator=num.name,
+        denominator=den.name if den else None,
+        computed={m.name: m for m in measures if m.kind != "sum"},
+        time_column=time_column,
+        dimensions=list(dims),
+        current=current,
+        baseline=baseline,
+        baseline_kind=request.baseline,
+        grain=grain.unit,
+        grain_step=grain.step,
+        notes=notes,
+    )
+    return spec, table
+
+
+def _fit_definition(
+    request: Request, definition: MetricDefinition, columns: list[str]
+) -> tuple[MetricDefinition, list[str]]:
+    """The definition as it applies to this data. A configured metric belongs to its configured
+    data: on other data (`--data`), its name is read as a column when its expression's columns are
+    absent, and its dimensions apply only when the data has them (else the data's text columns)."""
+    if request.metric not in load_metrics():
+        return definition, []  # not a configured metric: the name was the expression
+    if request.data is None and definition.data is not None:
+        return definition, []  # the metric's own data: its definition holds as written
+    try:
+        num, den = parse_metric(definition.expression)
+    except UserError:
+        return definition, []
+    needed = [m.column for m in (num, den) if m is not None and m.column]
+    if any(c not in columns for c in needed) and request.metric in columns:
+        definition = MetricDefinition(expression=request.metric, time_column=definition.time_column)
+    dims = definition.dimensions or []
+    absent = [d for d in dims if d not in columns]
+    if dims and absent and not request.dimensions:
+        note = (
+            f"The configured dimensions of {request.metric} ({', '.join(absent)} not in this data) "
+            "were not used: the data's text columns were."
+        )
+        return definition.model_copy(update={"dimensions": None}), [note]
+    return definition, []
+
+
+YEARISH = ("year", "yr", "yyyy", "yearmonth", "yyyymm", "period", "month", "quarter", "week")
+
+
+def _time_hint(schema: Any, columns: list[str], flag: str) -> str:
+    """A column that looks like the time: one of date type, else an integer one named like a year
+    or a period (`2007`, `202403` are time columns here)."""
+    dated = [c for c in columns if schema[c].is_temporal()]
+    yearly = [c for c in columns if schema[c].is_integer() and c.lower().strip("_") in YEARISH]
+    pick = (dated or yearly)[:1]
+    return f"; try {flag} {pick[0]}" if pick else ""
+
+
+def _distinct_notes(distinct: list[Measure], grain: Grain, current: Window, dims: list[str]) -> list[str]:
+    """What a distinct count over a window is here: the sum of each period's distinct count (a
+    user active on three days counts three times), and per segment an upper bound."""
+    if not distinct:
+        return []
+    what = f"count_distinct({distinct[0].column})"
+    n = grain.covers(current.start, current.end)
+    notes = []
+    if n > 1:
+        notes.append(
+            f"{what} over a window of {grain.count(n)} is the sum of each {grain.name}'s distinct count: "
+            f"a value seen on three {grain.name}s counts three times, so read it as activity, not as the "
+            "window's distinct total"
+        )
+    if dims:
+        notes.append(
+            f"{what} per segment is an upper bound of its share: a value in two segments counts in both"
+        )
+    return notes
+
+
+def _unknown_metric(metric: str) -> str:
+    """A metric name that is neither configured nor a column: the nearest configured names."""
+    known = sorted(load_metrics())
+    close = difflib.get_close_matches(metric, known, n=1)
+    hint = f": did you mean {close[0]!r}?" if close else "."
+    return f"{metric!r} is no configured metric either{hint} Configured metrics: {', '.join(known) or 'none'}"
