@@ -26,13 +26,13 @@ from investigator.fmt import clip
 from investigator.memory import load_recall_model, recall, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
-from investigator.report.model import Report, write_report
+from investigator.report.model import Phases, Report, build_report, write_report
 from investigator.request import Request, metric_definition
-from investigator.run.checks import CauseChecker
+from investigator.run.checks import CauseChecker, cause_checker
 from investigator.run.decision import Decision
 from investigator.run.guard import check_unchanged, fingerprint, run_lock
 from investigator.run.hypotheses import seed_hypotheses
-from investigator.run.loop import InvestigationLoop, cause_checker
+from investigator.run.loop import InvestigationLoop, Ran
 from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
 from investigator.sources import source_for
 from investigator.sources.demo import demo_path
@@ -169,9 +169,19 @@ def _extract(
 def run_loop(
     state: RunState, settings: Settings, planner: Planner, kernel: Kernel, progress: Progress | None = None
 ) -> Report:
-    """Drive a created run to its conclusion (no artifacts: see `investigate`)."""
+    """Drive a created run to its conclusion and write its report (no artifacts: see `investigate`)."""
     folder = run_dir(settings.runs_dir, state.run_id)
-    return InvestigationLoop(settings, folder, planner, kernel, progress).run(state)
+    loop = InvestigationLoop(settings, folder, planner, kernel, progress)
+    report = _report(loop, loop.run(state))
+    write_report(report, folder)
+    return report
+
+
+def _report(loop: InvestigationLoop, ran: Ran, start_s: float = 0.0) -> Report:
+    """The report of a loop's invocation, with the host's segment table and the phases' times."""
+    segments = loop.cause_checker(ran.state).segment_table()
+    phases = Phases(start_s=start_s, data_s=ran.data_s, loop_s=ran.loop_s)
+    return build_report(ran.state, segments, phases, earlier_s=ran.earlier_s)
 
 
 def investigate(
@@ -413,7 +423,7 @@ def _run(
         pool.submit(_preload_artifact_libraries)  # while the host mostly waits for the kernel
         loop = InvestigationLoop(settings, folder, planner, kernel, hooks.progress, checker)
         try:
-            report = loop.run(state)
+            ran = loop.run(state)
         except InvestigatorError as e:  # messages that suggest a command name this run
             kernel.shutdown()
             raise type(e)(str(e).replace("RUN_ID", state.run_id)) from e.__cause__
@@ -424,7 +434,7 @@ def _run(
             kernel.shutdown()
             raise
         finishing = time.monotonic()
-        report = report.model_copy(update={"stats": report.stats.timed(start_s=start_s)})
+        report = _report(loop, ran, start_s)
         stopping = pool.submit(_release, kernel, reuse)  # the kernel stops while the artifacts are drawn
         from investigator.report.artifacts import write_artifacts
 

@@ -8,7 +8,7 @@ be talked around. A check that cannot run refuses the conclusion; it never accep
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
@@ -18,6 +18,10 @@ from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import Verification, verify_causes
 from investigator.sources.base import DataSource
+
+if TYPE_CHECKING:
+    from investigator.config import RunSettings
+    from investigator.run.state import RunState
 
 
 class Aggregates(NamedTuple):
@@ -92,3 +96,10 @@ def refusal(checked: Verification) -> str | None:
     """Why a conclusion must be refused, or None when every cause held."""
     failed = [f"cause {c.index + 1} ({c.kind}): {c.reason}" for c in checked.checks if not c.ok]
     return ("Conclusion refused, verification failed: " + "; ".join(failed)) if failed else None
+
+
+def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:
+    """The host's check of a run's causes, on the run's own data file."""
+    from investigator.sources.files import FileSource
+
+    return CauseChecker(FileSource(state.data_path), state.spec, settings.verify_tolerance)

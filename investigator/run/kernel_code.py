@@ -6,10 +6,20 @@ The trail notebook replays the same code, so what a person re-runs is what the l
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec
+from investigator.errors import KernelError
+from investigator.run.compress import compress
+from investigator.run.decision import Decision, DecisionType
 from investigator.sources.extract import EXTRACT_FILE
+
+if TYPE_CHECKING:
+    from investigator.config import RunSettings
+    from investigator.protocols import Kernel
+    from investigator.run.state import RunState
+    from sandbox.models import ExecResult
 
 SETUP = """\
 from investigator.analysis import *
@@ -47,3 +57,37 @@ def setup_code(spec: AnalysisSpec, data_path: str) -> str:
 def verify_code(causes: list[RootCause], tolerance: float) -> str:
     """Recompute every claimed cause from the data."""
     return VERIFY.format(causes=[c.model_dump(mode="json") for c in causes], tolerance=tolerance)
+
+
+def load_data(kernel: Kernel, state: RunState, settings: RunSettings) -> ExecResult:
+    """Load the data (the step most likely to run out of memory); a kernel that died doing it
+    was restarted by the sandbox and gets one more try before the run gives up."""
+    code = setup_code(state.spec, kernel.data_path(state.data_path))
+    timeout = max(settings.execution_timeout_s, 120)
+    result = kernel.execute(code, timeout=timeout)
+    if not result.ok and result.restarted:
+        result = kernel.execute(code, timeout=timeout)
+        if not result.ok and result.restarted:
+            raise KernelError(
+                "the kernel died twice while loading the data, most likely out of memory (the Docker "
+                "sandbox allows 2 GiB unless its server is started with --max-memory): use fewer "
+                "--dimensions or a shorter history, or give the sandbox more memory; the run is saved"
+            )
+    if not result.ok:
+        detail = f"{result.error.name}: {result.error.value}" if result.error else "no output"
+        raise KernelError(f"could not load the data in the kernel ({detail})")
+    return result
+
+
+def prepare(kernel: Kernel, state: RunState, settings: RunSettings) -> RunState:
+    """Start the kernel and load the data. A resumed run goes on from its saved evidence: the
+    code of earlier steps is never run again (a run folder is data, and the code in it may be a
+    model's, written under instructions planted in the data), so the planner is told that
+    the new kernel holds only the data."""
+    kernel.start()
+    result = load_data(kernel, state, settings)
+    if state.iteration == 0 and not state.findings:
+        setup = Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup")
+        compressed = compress(setup, result)
+        return state.set_up(compressed.summary, compressed.results, result.text())
+    return state if state.done else state.resumed(RESUMED)

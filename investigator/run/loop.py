@@ -14,18 +14,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-from investigator.analysis.causes import RootCause
 from investigator.config import RunSettings
-from investigator.errors import KernelError
 from investigator.protocols import Kernel, Planner
-from investigator.report.model import Phases, Report, build_report, write_report
-from investigator.run.checks import CauseChecker, refusal
+from investigator.run.checks import CauseChecker, cause_checker, refusal
 from investigator.run.compress import Compressed, compress
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
+from investigator.run.fallback import evidence_decision
 from investigator.run.hypotheses import Status, with_status
-from investigator.run.kernel_code import RELOADED, RESUMED, setup_code
+from investigator.run.kernel_code import RELOADED, load_data, prepare
 from investigator.run.rules import (
     ForcedPivot,
     Stop,
@@ -37,19 +36,27 @@ from investigator.run.rules import (
     tokens_left,
 )
 from investigator.run.state import Finding, RunState, save, save_output
-from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
-from investigator.sources.files import FileSource
-from sandbox.models import ExecResult
 
 Progress = Callable[[RunState, Decision | None], None]
 
 
-def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:
-    """The host's check of a run's causes, on the run's own data file."""
-    return CauseChecker(FileSource(state.data_path), state.spec, settings.verify_tolerance)
+class Ran(NamedTuple):
+    """What one invocation of the loop ends with: the final state, the run's time before it
+    (earlier invocations of a resumed run), and its own: kernel and data, then the iterations."""
+
+    state: RunState
+    earlier_s: float
+    data_s: float
+    loop_s: float
 
 
 class InvestigationLoop:
+    """One run driven from its state to a conclusion, one checkpointed iteration at a time.
+
+    It holds no state of its own between iterations (everything durable is in `RunState`), so
+    the same object can resume any run; the report and the artifacts are the caller's.
+    """
+
     def __init__(
         self,
         settings: RunSettings,
@@ -63,10 +70,10 @@ class InvestigationLoop:
         self.progress = progress or (lambda state, decision: None)
         self.checker = checker  # the host's check of this run's causes; made on first use if None
 
-    def run(self, state: RunState) -> Report:
+    def run(self, state: RunState) -> Ran:
         earlier = state.elapsed_s
         started = time.monotonic()
-        state = self.prepare_kernel(state).timed(time.monotonic() - started)
+        state = prepare(self.kernel, state, self.settings).timed(time.monotonic() - started)
         data_s = state.elapsed_s - earlier
         save(state, self.folder)
         looping = time.monotonic()
@@ -76,11 +83,7 @@ class InvestigationLoop:
             state = state.timed(time.monotonic() - started)
             save(state, self.folder)
             self.progress(state, decision)
-        segments = self.cause_checker(state).segment_table()
-        phases = Phases(data_s=data_s, loop_s=time.monotonic() - looping)
-        report = build_report(state, segments, phases, earlier_s=earlier)
-        write_report(report, self.folder)
-        return report
+        return Ran(state, earlier, data_s, time.monotonic() - looping)
 
     # one iteration ---------------------------------------------------------------------------
     def step(self, state: RunState) -> tuple[RunState, Decision]:
@@ -115,7 +118,7 @@ class InvestigationLoop:
         result = self.kernel.execute(decision.code or "", timeout=self.settings.execution_timeout_s)
         notice = None
         if result.restarted:
-            self.load_data(state)
+            load_data(self.kernel, state, self.settings)
             notice = RELOADED
         compressed = self.planner.compress(decision, result, compress(decision, result))
         state = state.spent(self.planner.take_usage())
@@ -187,55 +190,10 @@ class InvestigationLoop:
         if decision.type == DecisionType.CONCLUDE:
             decision, refused = self.verify(state, decision)
         if decision.type != DecisionType.CONCLUDE or refused is not None:
-            decision, refused = self.verify(state, self.from_evidence(state))  # what the data says
+            decision, refused = self.verify(state, evidence_decision(state))  # what the data says
         if refused is not None:  # not even the evidence's causes hold: claim none
-            decision = self.from_evidence(state, causes=[])
+            decision = evidence_decision(state, causes=[])
         stopped = f"Stopped: {reason}. {decision.rationale}".strip()
         return self.conclude(
             state, decision.model_copy(update={"rationale": stopped}), reason, True
         ), decision
-
-    def from_evidence(self, state: RunState, causes: list[RootCause] | None = None) -> Decision:
-        """The conclusion the evidence gathered so far supports (the offline verdict)."""
-        facts = state.memory.facts  # approved by a person: a known late segment reads as late data
-        causes = with_facts(root_causes(state.evidence, state.spec), facts) if causes is None else causes
-        return Decision(
-            type=DecisionType.CONCLUDE,
-            rationale="",
-            conclusion=conclusion_text(causes, state.evidence, state.spec, facts),
-            confidence="low" if not causes else confidence(causes, state.evidence),
-            root_causes=causes,
-        )
-
-    # kernel ----------------------------------------------------------------------------------
-    def prepare_kernel(self, state: RunState) -> RunState:
-        """Start the kernel and load the data. A resumed run goes on from its saved evidence: the
-        code of earlier steps is never run again (a run folder is data, and the code in it may be a
-        model's, written under instructions planted in the data), so the planner is told that
-        the new kernel holds only the data."""
-        self.kernel.start()
-        result = self.load_data(state)
-        if state.iteration == 0 and not state.findings:
-            setup = Decision(type=DecisionType.ANALYZE, rationale="Load the data", code="setup")
-            compressed = compress(setup, result)
-            return state.set_up(compressed.summary, compressed.results, result.text())
-        return state if state.done else state.resumed(RESUMED)
-
-    def load_data(self, state: RunState) -> ExecResult:
-        """Load the data (the step most likely to run out of memory); a kernel that died doing it
-        was restarted by the sandbox and gets one more try before the run gives up."""
-        code = setup_code(state.spec, self.kernel.data_path(state.data_path))
-        timeout = max(self.settings.execution_timeout_s, 120)
-        result = self.kernel.execute(code, timeout=timeout)
-        if not result.ok and result.restarted:
-            result = self.kernel.execute(code, timeout=timeout)
-            if not result.ok and result.restarted:
-                raise KernelError(
-                    "the kernel died twice while loading the data, most likely out of memory (the Docker "
-                    "sandbox allows 2 GiB unless its server is started with --max-memory): use fewer "
-                    "--dimensions or a shorter history, or give the sandbox more memory; the run is saved"
-                )
-        if not result.ok:
-            detail = f"{result.error.name}: {result.error.value}" if result.error else "no output"
-            raise KernelError(f"could not load the data in the kernel ({detail})")
-        return result
