@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from .localize import Element, localize, localize_ratio
     from .movement import Movement, movement
     from .quality import QualityIssue, QualityReport, quality_checks
-    from .queries import daily_by_dimension, daily_totals, open_table, period_cube
+    from .queries import daily_by_dimension, daily_totals, period_cube
     from .ratio import RatioDecomposition, decompose_ratio, mix_rate
+    from .reading import open_table
     from .seasonality import Seasonality, seasonality
     from .segments import (
         BroadBased,
@@ -61,7 +62,7 @@ _EXPORTS = {
     "quality_checks": "quality",
     "daily_by_dimension": "queries",
     "daily_totals": "queries",
-    "open_table": "queries",
+    "open_table": "reading",
     "period_cube": "queries",
     "RatioDecomposition": "ratio",
     "decompose_ratio": "ratio",

@@ -15,6 +15,7 @@ from .spec import AnalysisSpec
 
 if TYPE_CHECKING:
     from .history import DimensionHistory
+    from .table import Table
 
 ALIKE = 0.35  # weighted mean deviation of segment changes, relative to the total change (reported)
 DEPART_SHARE = 0.2  # a segment departs from its fair share by at least this share of the change ...
@@ -230,7 +231,7 @@ def explain_segments(
     cube: pd.DataFrame,
     spec: AnalysisSpec,
     max_elements: int = 3,
-    table: Any = None,
+    table: Table | None = None,
     history: DimensionHistory | None = None,
 ) -> SegmentExplanation:
     """The smallest set of segments explaining the change, and whether the change is broad-based;
@@ -269,7 +270,7 @@ CARRY = 0.5  # a segment carries the net change with at least half of it
 
 
 def departures(
-    cube: pd.DataFrame, spec: AnalysisSpec, table: Any, history: DimensionHistory | None
+    cube: pd.DataFrame, spec: AnalysisSpec, table: Table | None, history: DimensionHistory | None
 ) -> list[Departure]:
     """Each single-dimension segment that carries at least `CARRY` of the net change, its rate
     against the rest's, scored against its own history of that difference (a sum metric)."""
@@ -316,7 +317,7 @@ MOVER_Z = 3.0  # the verdict asks more (4) of a segment that only offsets others
 
 
 def own_history_movers(
-    table: Any, spec: AnalysisSpec, z_min: float = MOVER_Z, history: DimensionHistory | None = None
+    table: Table | None, spec: AnalysisSpec, z_min: float = MOVER_Z, history: DimensionHistory | None = None
 ) -> list[SegmentMove]:
     """Single-dimension segments whose change is far outside their own earlier windows' changes
     (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total.

@@ -22,6 +22,7 @@ from .ratio import mix_rate
 from .seasonality import seasonality
 from .segments import _mask, broad_based
 from .spec import AnalysisSpec
+from .table import Table
 
 
 class CauseCheck(BaseModel):
@@ -85,7 +86,7 @@ def _size(claimed: float | None, measured: float | None, tolerance: float) -> st
 
 
 def verify_causes(
-    table: Any,
+    table: Table,
     daily: pd.DataFrame,
     cube: pd.DataFrame,
     spec: AnalysisSpec,
