@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .causes import CauseKind, QualityDetail, RootCause
     from .contributions import SegmentChange, contributions, segment_table, top_contributions
+    from .drill import DrillDown, drill_down
     from .emit import MIME, emit
     from .grain import Grain, detect_grain
     from .history import DimensionHistory, dimension_history
@@ -28,10 +29,8 @@ if TYPE_CHECKING:
     from .seasonality import Seasonality, seasonality
     from .segments import (
         BroadBased,
-        DrillDown,
         SegmentExplanation,
         broad_based,
-        drill_down,
         explain_segments,
         localize_cube,
     )
@@ -70,10 +69,10 @@ _EXPORTS = {
     "Seasonality": "seasonality",
     "seasonality": "seasonality",
     "BroadBased": "segments",
-    "DrillDown": "segments",
+    "DrillDown": "drill",
     "SegmentExplanation": "segments",
     "broad_based": "segments",
-    "drill_down": "segments",
+    "drill_down": "drill",
     "explain_segments": "segments",
     "localize_cube": "segments",
     "AnalysisSpec": "spec",
