@@ -16,21 +16,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .causes import CauseKind, QualityDetail, RootCause
     from .contributions import SegmentChange, contributions, segment_table, top_contributions
+    from .drill import DrillDown, drill_down
     from .emit import MIME, emit
     from .grain import Grain, detect_grain
     from .history import DimensionHistory, dimension_history
     from .localize import Element, localize, localize_ratio
     from .movement import Movement, movement
     from .quality import QualityIssue, QualityReport, quality_checks
-    from .queries import daily_by_dimension, daily_totals, open_table, period_cube
+    from .queries import daily_by_dimension, daily_totals, period_cube
     from .ratio import RatioDecomposition, decompose_ratio, mix_rate
+    from .reading import open_table
     from .seasonality import Seasonality, seasonality
     from .segments import (
         BroadBased,
-        DrillDown,
         SegmentExplanation,
         broad_based,
-        drill_down,
         explain_segments,
         localize_cube,
     )
@@ -61,7 +61,7 @@ _EXPORTS = {
     "quality_checks": "quality",
     "daily_by_dimension": "queries",
     "daily_totals": "queries",
-    "open_table": "queries",
+    "open_table": "reading",
     "period_cube": "queries",
     "RatioDecomposition": "ratio",
     "decompose_ratio": "ratio",
@@ -69,10 +69,10 @@ _EXPORTS = {
     "Seasonality": "seasonality",
     "seasonality": "seasonality",
     "BroadBased": "segments",
-    "DrillDown": "segments",
+    "DrillDown": "drill",
     "SegmentExplanation": "segments",
     "broad_based": "segments",
-    "drill_down": "segments",
+    "drill_down": "drill",
     "explain_segments": "segments",
     "localize_cube": "segments",
     "AnalysisSpec": "spec",

@@ -9,12 +9,13 @@ grouped by each dimension once per run instead of once per analysis.
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pandas as pd
 
 from .queries import labelled_by_dimension
 from .spec import AnalysisSpec
+from .table import Table
 
 
 class DimensionHistory(NamedTuple):
@@ -31,7 +32,7 @@ class DimensionHistory(NamedTuple):
         return {d: f[f["date"] >= start].reset_index(drop=True) for d, f in self.frames.items()}
 
 
-def dimension_history(table: Any, spec: AnalysisSpec) -> DimensionHistory:
+def dimension_history(table: Table, spec: AnalysisSpec) -> DimensionHistory:
     """One grouped query per dimension over the whole history: what `quality_checks` and
     `explain_segments` read per dimension value (pass it to them as `history`)."""
     frames: dict[str, pd.DataFrame] = {}

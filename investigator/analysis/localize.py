@@ -3,7 +3,8 @@
 Given one row per leaf (a combination of attribute values) with an actual and an expected value,
 `localize` returns the few elements (attribute=value sets at any depth) whose leaves deviate
 together, and `localize_ratio` does the same for a derived metric num/den. The search itself
-lives in `_localize_search`; this module prepares leaves and describes what was found.
+lives in `_localize_search` (with `_localize_scoring`, `_localize_noise`, `_localize_depth`); this
+module prepares leaves and describes what was found.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pydantic
 
-from investigator.analysis._localize_search import Found, SearchOptions, search
+from investigator.analysis._localize_options import SearchOptions
+from investigator.analysis._localize_search import Found, search
 
 __all__ = ["Element", "localize", "localize_ratio"]
 

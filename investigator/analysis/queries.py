@@ -14,21 +14,25 @@ contributions) add the leaves' daily counts: exact when each value (user) falls 
 an upper bound otherwise; the movement itself always comes from the whole-data daily counts.
 An extract with distinct counts holds those rollups as rows marked in `__level` ("" for leaves,
 "*" for the whole data, a dimension's name for its values).
+
+Opening a file or a frame as a table lives in `reading` (`open_table`, `as_dates`).
 """
 
 from __future__ import annotations
 
-import contextlib
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from .grain import EPOCH_UNITS, Grain, integer_time_kind
+from .grain import Grain
+from .reading import TimeColumnError as TimeColumnError
+from .reading import as_dates as as_dates
+from .reading import open_table as open_table
 from .spec import AnalysisSpec
+from .table import Table
 
 CUR, BASE = "cur_", "base_"
 ROWS, DISTINCT_ROWS = "__rows", "__distinct_rows"  # extract columns: rows, distinct rows per group
@@ -36,145 +40,19 @@ NULLS, NEGATIVES, DISTINCT = "__nulls", "__negatives", "__distinct"  # suffixes 
 LEVEL, LEAF, TOTAL = "__level", "", "*"  # an extract's rollup rows for distinct counts
 NULL = "null"  # the label of a null dimension value: a segment of its own
 _NULL_ALTERNATIVES = (NULL, "(null)", "<null>", "<missing>")
-_TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern -> how to make a date
-    "year": r"^\s*\d{4}\s*$",
-    "month": r"^\s*\d{4}-\d{1,2}\s*$",
-    "quarter": r"^\s*\d{4}\s*-?\s*[Qq][1-4]\s*$",
-}
 
 
-class TimeColumnError(ValueError):
-    """A time column whose values cannot be read as dates without a guess."""
-
-
-def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] | None = None) -> ir.Table:
-    """Open a Parquet/CSV path (or a DataFrame) as an Ibis table whose time column is a date.
-
-    A timestamp with a time zone gives the day in that zone (the data's own), not in UTC; how the
-    time column was read is added to `notes` when it was not plain dates.
-    """
-    said = notes if notes is not None else []
-    if isinstance(source, pd.DataFrame):
-        col = source.get(time_column)
-        zone = getattr(getattr(col, "dt", None), "tz", None) if col is not None else None
-        if zone is not None:
-            source = source.assign(**{time_column: col.dt.tz_localize(None)})  # wall time in its zone
-            said.append(_zone_note(time_column, str(zone)))
-        table = ibis.memtable(source)
-    else:
-        if con is None:
-            con = ibis.duckdb.connect()
-            # a query over ~100M rows would draw DuckDB's progress bar over the terminal and the JSON;
-            # in a Jupyter kernel DuckDB refuses the setting (it draws no bar there without ipywidgets)
-            with contextlib.suppress(Exception):
-                con.raw_sql("SET enable_progress_bar = false")
-        path = Path(source)
-        suffix = path.suffix.lower()
-        if suffix in {".parquet", ".pq"}:
-            zone = _parquet_zone(path, time_column)
-            if zone:
-                con.raw_sql("SET TimeZone = '{}'".format(zone.replace("'", "''")))
-                said.append(_zone_note(time_column, zone))
-            table = con.read_parquet(str(path))
-        elif suffix in {".csv", ".tsv", ".txt"}:
-            table = con.read_csv(str(path))
-            if time_column in table.columns and getattr(table[time_column].type(), "timezone", None):
-                # `2026-03-29T23:30:00-08:00`: the day the data writes (its own offset), not UTC's
-                table = con.read_csv(str(path), types={time_column: "VARCHAR"})
-                table = table.mutate(**{time_column: table[time_column].strip().substr(0, 10).cast("date")})
-                said.append(f"Dates are days as {time_column} writes them, each in its own UTC offset.")
-        else:
-            raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
-    if time_column in table.columns and not table[time_column].type().is_date():
-        table = table.mutate(**{time_column: as_dates(table, time_column, said)})
-    return table
-
-
-def _parquet_zone(path: Path, column: str) -> str | None:
-    """The time zone a Parquet timestamp column was written with (pandas and Arrow keep it)."""
-    import pyarrow.parquet as pq
-
-    try:
-        schema = pq.read_schema(path)
-        kind = schema.field(column).type if column in schema.names else None
-    except Exception:
-        return None  # unreadable here: the reader says why
-    return getattr(kind, "tz", None) or None
-
-
-def _zone_note(column: str, zone: str) -> str:
-    return f"Dates are days in the data's own time zone: {column} holds timestamps in {zone}."
-
-
-def as_dates(table: ir.Table, name: str, notes: list[str] | None = None) -> ir.DateValue:
-    """The time column as dates: timestamps cut to their day, integer years (1931) and YYYYMM
-    (202403) or YYYYMMDD integers read as such, never as seconds since 1970, and text like
-    `2024`, `2024-03` or `2024-Q1` read as the period's first day."""
-    col = table[name]
-    kind = col.type()
-    if kind.is_integer() or (kind.is_floating() and _integral(table, name)):
-        n = col.cast("int64")
-        stats = (
-            table.filter(col.notnull())
-            .aggregate(
-                lo=n.min(),
-                hi=n.max(),
-                bad_month=(~(n % 100).between(1, 12)).sum(),
-                bad_day=(~((n // 100) % 100).between(1, 12) | ~(n % 100).between(1, 31)).sum(),
-            )
-            .to_pandas()
-            .iloc[0]
-        )
-        if pd.notna(stats["lo"]):
-            what = integer_time_kind(*(int(stats[k] or 0) for k in ("lo", "hi", "bad_month", "bad_day")))
-            if what == "year":
-                return ibis.date(n, 1, 1)
-            if what == "yyyymm":
-                return ibis.date(n // 100, n % 100, 1)
-            if what == "yyyymmdd":
-                return ibis.date(n // 10000, (n // 100) % 100, n % 100)
-            if what is not None:
-                if notes is not None:
-                    notes.append(
-                        f"{name} holds integers read as {EPOCH_UNITS[what]} since 1970 (days in UTC)."
-                    )
-                return n.as_timestamp(what).date()
-            raise TimeColumnError(
-                f"time column {name!r} holds integers from {int(stats['lo'])} to {int(stats['hi'])}, "
-                "which read as none of years, YYYYMM, YYYYMMDD or seconds, milliseconds, microseconds "
-                "or nanoseconds since 1970 (1973 to 2286): store it as dates, or as epoch seconds"
-            )
-    if kind.is_string():
-        text = col.strip()
-        found = (
-            table.filter(col.notnull())
-            .aggregate(rows=col.count(), **{k: text.re_search(p).sum() for k, p in _TEXT_PERIODS.items()})
-            .to_pandas()
-            .iloc[0]
-        )
-        rows = int(found["rows"] or 0)
-        year = text.substr(0, 4).cast("int64")
-        if rows and int(found["year"] or 0) == rows:
-            return ibis.date(year, 1, 1)
-        if rows and int(found["month"] or 0) == rows:
-            return ibis.date(year, text.split("-")[1].cast("int64"), 1)
-        if rows and int(found["quarter"] or 0) == rows:
-            q = text.right(1).cast("int64")
-            return ibis.date(year, q * 3 - 2, 1)
-    return col.cast("timestamp").date()
-
-
-def is_extract(table: ir.Table) -> bool:
+def is_extract(table: Table) -> bool:
     """Whether the table is an engine's extract (already summed per date and segment)."""
     return ROWS in table.columns
 
 
-def leaves(t: ir.Table) -> ir.Table:
+def leaves(t: Table) -> Table:
     """An extract's leaf rows (one per date and segment), without the distinct-count rollups."""
     return t.filter(t[LEVEL] == LEAF) if LEVEL in t.columns else t
 
 
-def measured(t: ir.Table, spec: AnalysisSpec) -> ir.Table:
+def measured(t: Table, spec: AnalysisSpec) -> Table:
     """The table with its counted measures as columns that sum: 1 per row for `count(*)`, 1 per
     non-null value for `count(col)`. (An extract already holds them, summed.)"""
     adds: dict[str, Any] = {}
@@ -187,14 +65,14 @@ def measured(t: ir.Table, spec: AnalysisSpec) -> ir.Table:
     return t.mutate(**adds) if adds else t
 
 
-def finite(t: ir.Table, name: str) -> ir.FloatingValue:
+def finite(t: Table, name: str) -> ir.FloatingValue:
     """A float column with NaN and infinities as null: bad values, left out of every sum (an
     infinity would swamp it, a NaN would turn it into NaN) and counted as missing values."""
     bad = _not_finite(t, name)
     return t[name] if bad is None else ibis.ifelse(bad, ibis.null("float64"), t[name])
 
 
-def non_finite_flag(t: ir.Table, name: str) -> ir.IntegerValue:
+def non_finite_flag(t: Table, name: str) -> ir.IntegerValue:
     """1 for a NaN or infinite value, else 0."""
     bad = _not_finite(t, name)
     return ibis.literal(0, "int64") if bad is None else bad.fill_null(False).cast("int64")
@@ -205,7 +83,7 @@ def _isfinite(x: float) -> bool:  # type: ignore[empty-body]
     """DuckDB's own test: its `isnan` is folded to false from Parquet statistics, which omit NaN."""
 
 
-def _not_finite(t: ir.Table, name: str) -> ir.BooleanValue | None:
+def _not_finite(t: Table, name: str) -> ir.BooleanValue | None:
     """Whether a value is NaN or infinite, in the engine's words; None where it has none."""
     try:
         engine = t._find_backend(use_default=True).name
@@ -219,7 +97,7 @@ def _not_finite(t: ir.Table, name: str) -> ir.BooleanValue | None:
     return None  # SQLite and the like store no NaN
 
 
-def measure(t: ir.Table, spec: AnalysisSpec, name: str) -> ir.NumericScalar:
+def measure(t: Table, spec: AnalysisSpec, name: str) -> ir.NumericScalar:
     """One measure aggregated over `t`'s group: a sum, or the engine's distinct count of raw rows
     (an extract's leaf rows hold distinct counts already, which the caller only adds over days)."""
     column = spec.distinct.get(name)
@@ -228,18 +106,12 @@ def measure(t: ir.Table, spec: AnalysisSpec, name: str) -> ir.NumericScalar:
     return t[name].sum()
 
 
-def row_count(t: ir.Table) -> ir.IntegerScalar:
+def row_count(t: Table) -> ir.IntegerScalar:
     """The number of source rows: counted, or summed from an extract's `__rows`."""
     return t[ROWS].sum() if is_extract(t) else t.count()
 
 
-def _integral(table: ir.Table, name: str) -> bool:
-    col = table[name]
-    row = table.aggregate(frac=(col != col.floor()).sum()).to_pandas().iloc[0]
-    return not int(row["frac"] or 0)
-
-
-def null_labels(table: ir.Table, dims: list[str]) -> dict[str, str]:
+def null_labels(table: Table, dims: list[str]) -> dict[str, str]:
     """Per dimension, the label its null values get: "null", unless a real value is spelled so."""
     if not dims:
         return {}
@@ -286,11 +158,11 @@ def _to_periods(df: pd.DataFrame, spec: AnalysisSpec, keys: list[str], sums: lis
     return df.groupby(["date", *keys], as_index=False, dropna=False).agg(agg)
 
 
-def _in(t: ir.Table, spec: AnalysisSpec, start: date, end: date) -> ir.BooleanValue:
+def _in(t: Table, spec: AnalysisSpec, start: date, end: date) -> ir.BooleanValue:
     return t[spec.time_column].between(start, end)
 
 
-def period_cube(table: ir.Table, spec: AnalysisSpec, labels: dict[str, str] | None = None) -> pd.DataFrame:
+def period_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per leaf (combination of dimension values), with `cur_<m>` and `base_<m>` sums;
     nulls under `labels` (`null_labels` of the whole table) when the caller has them already.
 
@@ -321,7 +193,7 @@ def period_cube(table: ir.Table, spec: AnalysisSpec, labels: dict[str, str] | No
     return df.sort_values(spec.dimensions).reset_index(drop=True) if spec.dimensions else df
 
 
-def daily_totals(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
+def daily_totals(table: Table, spec: AnalysisSpec) -> pd.DataFrame:
     """Per-period sums of the metric's measures and the row count, over the whole history.
 
     One row per period of the data's grain (`spec.grain`): per day for daily data and event
@@ -349,7 +221,7 @@ def daily_totals(table: ir.Table, spec: AnalysisSpec) -> pd.DataFrame:
 
 
 def daily_by_dimension(
-    table: ir.Table, spec: AnalysisSpec, dim: str, labels: dict[str, str] | None = None
+    table: Table, spec: AnalysisSpec, dim: str, labels: dict[str, str] | None = None
 ) -> pd.DataFrame:
     """Per-period, per-value sums of the numerator and row counts for one dimension (periods as in
     `daily_totals`; null values of the dimension under their own label: `labels`, when `table` is
@@ -358,7 +230,7 @@ def daily_by_dimension(
 
 
 def labelled_by_dimension(
-    table: ir.Table, spec: AnalysisSpec, dim: str, labels: dict[str, str] | None = None
+    table: Table, spec: AnalysisSpec, dim: str, labels: dict[str, str] | None = None
 ) -> tuple[pd.DataFrame, str]:
     """`daily_by_dimension`, and the label its null values got there."""
     t = measured(leaves(table), spec)
@@ -384,7 +256,7 @@ def labelled_by_dimension(
     return _to_periods(df, spec, [dim], []), labels.get(dim, NULL)
 
 
-def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | None = None) -> pd.DataFrame:
+def duplicate_profile(table: Table, spec: AnalysisSpec, days: list[date] | None = None) -> pd.DataFrame:
     """Per-period row count, distinct-row count and the numerator summed over distinct rows.
 
     A distinct over every column is the costliest query there is, so callers pass the few periods
@@ -419,7 +291,7 @@ def duplicate_profile(table: ir.Table, spec: AnalysisSpec, days: list[date] | No
     return df.sort_values("date").reset_index(drop=True)
 
 
-def in_periods(t: ir.Table, spec: AnalysisSpec, days: list[date]) -> ir.BooleanValue:
+def in_periods(t: Table, spec: AnalysisSpec, days: list[date]) -> ir.BooleanValue:
     """Rows in the periods that start on `days` (the data's grain)."""
     col = t[spec.time_column]
     if spec.grain == "day" and spec.grain_step == 1:
@@ -429,7 +301,7 @@ def in_periods(t: ir.Table, spec: AnalysisSpec, days: list[date]) -> ir.BooleanV
     return ibis.or_(*spans) if spans else ibis.literal(False)
 
 
-def value_profile(table: ir.Table, spec: AnalysisSpec) -> dict[str, dict[str, float]]:
+def value_profile(table: Table, spec: AnalysisSpec) -> dict[str, dict[str, float]]:
     """Per window (current, baseline): rows, and per measure its nulls, negatives, non-null values
     and their sum (`<m>__nulls`, `<m>__negatives`, `<m>__values`, `<m>__sum`), and how many of
     the nulls were NaN or infinite in the data (`<m>__nonfinite`; an extract counts them as nulls)."""

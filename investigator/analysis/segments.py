@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from .drill import ChildSplit as ChildSplit
+from .drill import DrillDown as DrillDown
+from .drill import drill_down as drill_down
 from .localize import localize, localize_ratio
 from .movement import pct_change
 from .queries import BASE, CUR
@@ -15,6 +18,7 @@ from .spec import AnalysisSpec
 
 if TYPE_CHECKING:
     from .history import DimensionHistory
+    from .table import Table
 
 ALIKE = 0.35  # weighted mean deviation of segment changes, relative to the total change (reported)
 DEPART_SHARE = 0.2  # a segment departs from its fair share by at least this share of the change ...
@@ -230,7 +234,7 @@ def explain_segments(
     cube: pd.DataFrame,
     spec: AnalysisSpec,
     max_elements: int = 3,
-    table: Any = None,
+    table: Table | None = None,
     history: DimensionHistory | None = None,
 ) -> SegmentExplanation:
     """The smallest set of segments explaining the change, and whether the change is broad-based;
@@ -269,7 +273,7 @@ CARRY = 0.5  # a segment carries the net change with at least half of it
 
 
 def departures(
-    cube: pd.DataFrame, spec: AnalysisSpec, table: Any, history: DimensionHistory | None
+    cube: pd.DataFrame, spec: AnalysisSpec, table: Table | None, history: DimensionHistory | None
 ) -> list[Departure]:
     """Each single-dimension segment that carries at least `CARRY` of the net change, its rate
     against the rest's, scored against its own history of that difference (a sum metric)."""
@@ -316,7 +320,7 @@ MOVER_Z = 3.0  # the verdict asks more (4) of a segment that only offsets others
 
 
 def own_history_movers(
-    table: Any, spec: AnalysisSpec, z_min: float = MOVER_Z, history: DimensionHistory | None = None
+    table: Table | None, spec: AnalysisSpec, z_min: float = MOVER_Z, history: DimensionHistory | None = None
 ) -> list[SegmentMove]:
     """Single-dimension segments whose change is far outside their own earlier windows' changes
     (robust z), largest |change| first. A sum metric only: a ratio's segments have no own total.
@@ -356,71 +360,3 @@ def leaders(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 3) -> list[Segment]
                 )
             )
     return sorted(found, key=lambda s: -abs(s.change))[:n]
-
-
-class ChildSplit(BaseModel):
-    dimension: str
-    top_value: str
-    share_of_segment_change: float
-    baseline_share: float
-    dispersion: float
-
-
-class DrillDown(BaseModel):
-    kind: Literal["drill_down"] = "drill_down"
-    metric: str
-    segment: dict[str, str]
-    segment_change: float
-    segment_change_pct: float | None
-    share_of_total: float
-    children: list[ChildSplit] = Field(default_factory=list)
-    uniform: bool
-    concentrated_in: dict[str, str] = Field(default_factory=dict)
-
-
-def _mask(cube: pd.DataFrame, segment: dict[str, str]) -> pd.Series:
-    m = pd.Series(True, index=cube.index)
-    for k, v in segment.items():
-        m &= cube[k].astype(str) == str(v)
-    return m
-
-
-def drill_down(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> DrillDown:
-    """Inside a segment, is the change spread over its children alike, or held by one child?"""
-    n = spec.numerator
-    sub = cube[_mask(cube, segment)]
-    seg_change = float(sub[CUR + n].sum() - sub[BASE + n].sum())
-    total_change = float(cube[CUR + n].sum() - cube[BASE + n].sum())
-    seg_base = float(sub[BASE + n].sum())
-    children = []
-    for dim in (d for d in spec.dimensions if d not in segment):
-        g = sub.groupby(dim, observed=True)[[CUR + n, BASE + n]].sum()
-        change = g[CUR + n] - g[BASE + n]
-        if g.empty or not seg_change:
-            continue
-        top = change.abs().idxmax() if seg_change == 0 else (change * np.sign(seg_change)).idxmax()
-        pct = change / g[BASE + n].abs().where(g[BASE + n] != 0)
-        w = g[BASE + n].abs() / g[BASE + n].abs().sum()
-        seg_pct = seg_change / abs(seg_base) if seg_base else np.nan
-        disp = float((w * (pct - seg_pct).abs()).sum() / abs(seg_pct)) if seg_pct else np.inf
-        children.append(
-            ChildSplit(
-                dimension=dim,
-                top_value=str(top),
-                share_of_segment_change=float(change[top] / seg_change),
-                baseline_share=float(w[top]) if np.isfinite(w[top]) else 0.0,
-                dispersion=disp if np.isfinite(disp) else 99.0,
-            )
-        )
-    conc = [c for c in children if c.share_of_segment_change >= 0.8 and c.baseline_share <= 0.6]
-    best = max(conc, key=lambda c: c.share_of_segment_change - c.baseline_share, default=None)
-    return DrillDown(
-        metric=spec.metric,
-        segment=segment,
-        segment_change=seg_change,
-        segment_change_pct=seg_change / abs(seg_base) if seg_base else None,
-        share_of_total=seg_change / total_change if total_change else 0.0,
-        children=children,
-        uniform=best is None,
-        concentrated_in={**segment, best.dimension: best.top_value} if best else {},
-    )

@@ -15,13 +15,15 @@ import pandas as pd
 from pydantic import BaseModel, ValidationError
 
 from .causes import CauseKind, RootCause, finite
+from .drill import _mask
 from .movement import movement
 from .quality import quality_checks
 from .queries import BASE, CUR
 from .ratio import mix_rate
 from .seasonality import seasonality
-from .segments import _mask, broad_based
+from .segments import broad_based
 from .spec import AnalysisSpec
+from .table import Table
 
 
 class CauseCheck(BaseModel):
@@ -85,7 +87,7 @@ def _size(claimed: float | None, measured: float | None, tolerance: float) -> st
 
 
 def verify_causes(
-    table: Any,
+    table: Table,
     daily: pd.DataFrame,
     cube: pd.DataFrame,
     spec: AnalysisSpec,

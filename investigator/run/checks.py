@@ -8,7 +8,7 @@ be talked around. A check that cannot run refuses the conclusion; it never accep
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pandas as pd
 
@@ -16,6 +16,7 @@ from investigator.analysis.causes import RootCause
 from investigator.analysis.contributions import SegmentChange, segment_table
 from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
+from investigator.analysis.table import Table, TableAggregates
 from investigator.analysis.verify import Verification, verify_causes
 from investigator.sources.base import DataSource
 
@@ -28,7 +29,7 @@ class Aggregates(NamedTuple):
     """What the engine computed of a run's data for the check: the report's charts reuse it."""
 
     spec: AnalysisSpec
-    table: Any
+    table: Table
     daily: pd.DataFrame
     cube: pd.DataFrame
 
@@ -39,8 +40,8 @@ class CauseChecker:
 
     def __init__(self, source: DataSource, spec: AnalysisSpec, tolerance: float) -> None:
         self.source, self.spec, self.tolerance = source, spec, tolerance
-        self._data: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None
-        self._pending: Future[tuple[Any, pd.DataFrame, pd.DataFrame]] | None = None
+        self._data: TableAggregates | None = None
+        self._pending: Future[TableAggregates] | None = None
 
     def start(self) -> CauseChecker:
         """Compute the aggregates in a background thread from now on: the host mostly waits (for
@@ -51,20 +52,18 @@ class CauseChecker:
             pool.shutdown(wait=False)
         return self
 
-    def aggregates(self) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
+    def aggregates(self) -> TableAggregates:
         """The table, the per-period totals and the period cube, computed by the engine once."""
         if self._data is None:
             pending, self._pending = self._pending, None
             self._data = self._result(pending) if pending is not None else self._compute()
         return self._data
 
-    def _compute(self) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
+    def _compute(self) -> TableAggregates:
         table = self.source.open(self.spec.time_column)
-        return table, daily_totals(table, self.spec), period_cube(table, self.spec)
+        return TableAggregates(table, daily_totals(table, self.spec), period_cube(table, self.spec))
 
-    def _result(
-        self, pending: Future[tuple[Any, pd.DataFrame, pd.DataFrame]]
-    ) -> tuple[Any, pd.DataFrame, pd.DataFrame]:
+    def _result(self, pending: Future[TableAggregates]) -> TableAggregates:
         """What the background thread computed; if it failed, computed again here, so the error
         the caller sees (and refuses the conclusion over) is this thread's own."""
         try:
@@ -87,7 +86,7 @@ class CauseChecker:
         """The ranked table of segment changes for the report (empty if the data cannot be read:
         the report still stands without it)."""
         try:
-            return segment_table(self.aggregates()[2], self.spec, n)
+            return segment_table(self.aggregates().cube, self.spec, n)
         except Exception:
             return []
 
