@@ -152,8 +152,7 @@ class LLMClient:
                 raise self._billing_error(e) from None
             if rate_limited >= self.llm.rate_limit_max_retries:
                 raise LLMUnavailable(
-                    f"{self._host} kept rate-limiting after {rate_limited} waits; the run is saved: "
-                    "resume it later with `investigate resume RUN_ID`"
+                    f"{self._host} kept rate-limiting after {rate_limited} waits", then="resume it later with"
                 ) from None
             self._wait(self._rate_delay(e, rate_limited), f"rate limited by {self._host} (HTTP 429)")
             return rate_limited + 1, transient
@@ -171,8 +170,8 @@ class LLMClient:
         tiers = self.llm.connection_backoff_s
         if failures >= len(tiers):
             raise LLMUnavailable(
-                f"could not get an answer from {self._host} after {failures + 1} attempts: {what}; "
-                "the run is saved: resume it later with `investigate resume RUN_ID`"
+                f"could not get an answer from {self._host} after {failures + 1} attempts: {what}",
+                then="resume it later with",
             )
         self._wait(min(tiers[failures], self.llm.max_wait_s), f"{self._host}: {what}")
         return failures + 1
@@ -184,8 +183,8 @@ class LLMClient:
         if refusals >= len(tiers):
             raise LLMUnavailable(
                 f"{self._host} answered earlier in this run but now refuses connections (its server "
-                f"stopped?) after {refusals + 1} attempts; the run is saved: start the server again, then "
-                "`investigate resume RUN_ID`"
+                f"stopped?) after {refusals + 1} attempts",
+                then="start the server again, then",
             )
         self._wait(min(tiers[refusals], self.llm.max_wait_s), f"{self._host}: connection refused")
         return refusals + 1

@@ -118,9 +118,13 @@ def test_rate_limits_escalate_through_the_tiers_one_request_per_attempt(
 
 def test_rate_limits_give_up_after_max_retries(server: FakeOpenAI, llm_settings: Settings) -> None:
     server.script(*[fault(429)] * 5)
-    with pytest.raises(LLMUnavailable, match="rate-limiting after 2 waits"):
+    with pytest.raises(LLMUnavailable, match="rate-limiting after 2 waits") as raised:
         ask(llm_settings(rate_limit_max_retries=2), [])
     assert len(server.requests) == 3
+    # the client does not know the run: the command names it once the runner sets its id
+    assert str(raised.value).endswith("; the run is saved: resume it later with `investigate resume RUN_ID`")
+    raised.value.run_id = "20250101-000000-abcdef"
+    assert str(raised.value).endswith("`investigate resume 20250101-000000-abcdef`")
 
 
 def test_server_errors_back_off_on_the_connection_tiers(server: FakeOpenAI, llm_settings: Settings) -> None:
