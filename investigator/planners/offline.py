@@ -19,6 +19,7 @@ from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import Evidence
 from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
+from investigator.run.tokens import Usage
 from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from sandbox.models import ExecResult
 
@@ -57,8 +58,8 @@ class OfflinePlanner:
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
         return structured
 
-    def take_usage(self) -> dict[str, int]:
-        return {}  # no model, no tokens
+    def take_usage(self) -> Usage:
+        return Usage()  # no model, no tokens
 
     def decide(self, context: Context) -> Decision:
         if context.must_conclude:
