@@ -31,6 +31,11 @@ __all__ = ["FALLBACK", "LLMPlanner"]
 
 
 class LLMPlanner:
+    """The planner that asks a model. It sits behind the same `Planner` seam as the offline one, so
+    the loop, the stop rules and the host's re-check of every claimed cause do not care which one
+    decides. It does not own the token budget: it hands the tokens its client used to the loop
+    (`take_usage`), whose state counts them and stops the run."""
+
     name = "llm"
 
     def __init__(

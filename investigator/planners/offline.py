@@ -53,6 +53,10 @@ MAX_DRILLS = 3
 
 
 class OfflinePlanner:
+    """The planner without a model. It exists so that a run needs no key, and so that tests and
+    benchmarks are repeatable: the same evidence gives the same decisions. The LLM planner falls
+    back to it for a step whose answer could not be used, so a bad answer costs a step, not the run."""
+
     name = "offline"
 
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:

@@ -50,6 +50,10 @@ def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:
 
 
 class InvestigationLoop:
+    """One run's iterations, apart from creating the run, so a new, resumed or `--more` run takes the
+    same path; planner and kernel come in through their seams, so every planner (offline, LLM, a
+    test's script) meets the same stop rules and the same host checks of what it claims."""
+
     def __init__(
         self,
         settings: RunSettings,

@@ -43,6 +43,11 @@ class Finding(BaseModel):
 
 
 class RunState(BaseModel):
+    """Everything a run knows, in one model, because a run must survive being killed: it is
+    checkpointed after every iteration, and resuming starts from it alone, never by running the
+    recorded code again. It changes only through the transitions below, so each change is validated
+    and the loop reads as a list of named events rather than field edits."""
+
     run_id: str
     created_at: datetime
     status: Status = "running"
