@@ -14,9 +14,23 @@ from __future__ import annotations
 
 
 class InvestigatorError(Exception):
-    """Base of every error the tool raises on purpose."""
+    """Base of every error the tool raises on purpose.
+
+    An error that leaves the run saved says how to go on (`then`: "resume it later with") and ends
+    with the command that resumes it. The code that raises it seldom knows which run it is in, so
+    the runner sets `run_id` as the error passes, and the command names the run from then on."""
 
     exit_code = 1
+
+    def __init__(self, *args: object, then: str | None = None, run_id: str | None = None) -> None:
+        super().__init__(*args)
+        self.then, self.run_id = then, run_id
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.then is None:
+            return text
+        return f"{text}; the run is saved: {self.then} `investigate resume {self.run_id or 'RUN_ID'}`"
 
 
 class UserError(InvestigatorError):

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from investigator.run.compress import Compressed
     from investigator.run.context import Context
     from investigator.run.decision import Decision
+    from investigator.run.tokens import Usage
     from sandbox.models import ExecResult
 
 
@@ -44,7 +45,7 @@ class Planner(Protocol):
         """Turn a step's output into a finding; `structured` is the library's own summary."""
         ...
 
-    def take_usage(self) -> dict[str, int]:
+    def take_usage(self) -> Usage:
         """Tokens used since the last call, per phase (decide_in, compress_out, ...). The loop
         adds them to the run's state, which owns the count and checks the budget."""
         ...

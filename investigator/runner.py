@@ -426,7 +426,8 @@ def _run(
             ran = loop.run(state)
         except InvestigatorError as e:  # messages that suggest a command name this run
             kernel.shutdown()
-            raise type(e)(str(e).replace("RUN_ID", state.run_id)) from e.__cause__
+            e.run_id = state.run_id
+            raise
         except KeyboardInterrupt as e:
             kernel.shutdown()
             raise Interrupted(state.run_id, (folder / STATE_FILE).exists()) from e

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from investigator.run.compress import Compressed
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType, RootCause
+from investigator.run.tokens import Usage
 from sandbox.models import ExecResult
 
 Step = Decision | Callable[[Context], Decision]
@@ -41,5 +42,5 @@ class ScriptedPlanner:
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
         return structured
 
-    def take_usage(self) -> dict[str, int]:
-        return {}
+    def take_usage(self) -> Usage:
+        return Usage()

@@ -42,7 +42,7 @@ def test_context_stays_within_budget_after_50_iterations(
     budget = settings.context_budget_tokens
     assert all(c.tokens <= budget for c in planner.contexts)
     assert max(c.tokens for c in planner.contexts) > budget // 3  # it is really being filled
-    assert report.stats.tokens["context_max"] <= budget
+    assert report.stats.tokens.context_max <= budget
     last = planner.contexts[-1]
     assert len(last.findings) <= settings.max_findings_in_context
     assert last.findings[-1].iteration == 50  # the most recent findings are the ones kept

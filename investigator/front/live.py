@@ -68,7 +68,7 @@ def snapshot(state: RunState, decision: Decision | None, max_iterations: int, st
         hypothesis=f"{hyp.id} ({hyp.status}) {hyp.statement}" if hyp else "",
         decision=what if len(what) <= 160 else what[:157] + "...",
         elapsed_s=time.monotonic() - started,
-        tokens=state.tokens.get("total", 0),
+        tokens=state.tokens.total,
         note=f"done ({state.status})" if state.done else "",
         done=state.done,
     )

@@ -42,6 +42,7 @@ from investigator.llm.prompts import Prompt
 from investigator.llm.settings import LLMSettings
 from investigator.llm.wait import OnWait, terminal_countdown
 from investigator.run.context import estimate_tokens
+from investigator.run.tokens import Phase, Usage
 
 __all__ = ["LLMClient"]
 
@@ -74,7 +75,7 @@ class LLMClient:
             )
         _refuse_key_in_clear(llm.endpoint, bool(key))
         self.llm = llm
-        self.usage: dict[str, int] = {}
+        self.usage = Usage()  # since the client was made; the planner takes differences
         self.on_wait = on_wait or terminal_countdown
         self._key = key or ""
         self._openai = openai.OpenAI(
@@ -113,7 +114,7 @@ class LLMClient:
         return answer
 
     # transport ----------------------------------------------------------------------------------
-    def _send(self, phase: str, **kwargs: Any) -> ChatCompletion:
+    def _send(self, phase: Phase, **kwargs: Any) -> ChatCompletion:
         """One HTTP exchange, retried here and only here on rate limits and transient failures."""
         rate_limited = transient = refused = 0
         while True:
@@ -152,8 +153,7 @@ class LLMClient:
                 raise self._billing_error(e) from None
             if rate_limited >= self.llm.rate_limit_max_retries:
                 raise LLMUnavailable(
-                    f"{self._host} kept rate-limiting after {rate_limited} waits; the run is saved: "
-                    "resume it later with `investigate resume RUN_ID`"
+                    f"{self._host} kept rate-limiting after {rate_limited} waits", then="resume it later with"
                 ) from None
             self._wait(self._rate_delay(e, rate_limited), f"rate limited by {self._host} (HTTP 429)")
             return rate_limited + 1, transient
@@ -171,8 +171,8 @@ class LLMClient:
         tiers = self.llm.connection_backoff_s
         if failures >= len(tiers):
             raise LLMUnavailable(
-                f"could not get an answer from {self._host} after {failures + 1} attempts: {what}; "
-                "the run is saved: resume it later with `investigate resume RUN_ID`"
+                f"could not get an answer from {self._host} after {failures + 1} attempts: {what}",
+                then="resume it later with",
             )
         self._wait(min(tiers[failures], self.llm.max_wait_s), f"{self._host}: {what}")
         return failures + 1
@@ -184,8 +184,8 @@ class LLMClient:
         if refusals >= len(tiers):
             raise LLMUnavailable(
                 f"{self._host} answered earlier in this run but now refuses connections (its server "
-                f"stopped?) after {refusals + 1} attempts; the run is saved: start the server again, then "
-                "`investigate resume RUN_ID`"
+                f"stopped?) after {refusals + 1} attempts",
+                then="start the server again, then",
             )
         self._wait(min(tiers[refusals], self.llm.max_wait_s), f"{self._host}: connection refused")
         return refusals + 1
@@ -205,15 +205,14 @@ class LLMClient:
         if remaining > 0:
             time.sleep(remaining)
 
-    def _count(self, phase: str, kwargs: dict[str, Any], completion: ChatCompletion) -> None:
+    def _count(self, phase: Phase, kwargs: dict[str, Any], completion: ChatCompletion) -> None:
         usage = completion.usage
         if usage is not None:
             tokens_in, tokens_out = usage.prompt_tokens, usage.completion_tokens
         else:  # some servers omit usage: estimate, so the budget still holds
             tokens_in = estimate_tokens(str(kwargs.get("messages", "")))
             tokens_out = estimate_tokens(completion.model_dump_json(include={"choices"}))
-        for key, n in ((f"{phase}_in", tokens_in), (f"{phase}_out", tokens_out)):
-            self.usage[key] = self.usage.get(key, 0) + int(n or 0)
+        self.usage = self.usage.counted(phase, int(tokens_in or 0), int(tokens_out or 0))
 
     def _billing_error(self, e: openai.APIStatusError) -> LLMAuthError:
         return LLMAuthError(

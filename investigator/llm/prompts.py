@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 from functools import cache
-from typing import Literal
 
 from pydantic import BaseModel
 
@@ -25,9 +24,9 @@ from investigator.run.compress import Compressed
 from investigator.run.context import cut, estimate_tokens
 from investigator.run.decision import Decision
 from investigator.run.hypotheses import Hypothesis
+from investigator.run.tokens import Phase
 from sandbox.models import ExecResult
 
-Phase = Literal["decide", "compress", "reflect"]
 CODE_MAX_CHARS = 2000
 
 SYSTEM = """\

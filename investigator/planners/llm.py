@@ -22,6 +22,7 @@ from investigator.run.compress import Compressed
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Hypothesis
+from investigator.run.tokens import Usage
 from sandbox.models import ExecResult
 
 FALLBACK = "[offline fallback"  # how a fallback step reads (the `fallback` field is the flag)
@@ -30,6 +31,11 @@ __all__ = ["FALLBACK", "LLMPlanner"]
 
 
 class LLMPlanner:
+    """The planner that asks a model. It sits behind the same `Planner` seam as the offline one, so
+    the loop, the stop rules and the host's re-check of every claimed cause do not care which one
+    decides. It does not own the token budget: it hands the tokens its client used to the loop
+    (`take_usage`), whose state counts them and stops the run."""
+
     name = "llm"
 
     def __init__(
@@ -45,12 +51,11 @@ class LLMPlanner:
         self._hypotheses: list[Hypothesis] = []  # the last context's, for the compress record
         self._left: int | None = None  # tokens the run's budget allowed at the last decision
         self._spent_at_decide = 0
-        self._taken: dict[str, int] = {}  # the client's meter when the loop last took the usage
+        self._taken = Usage()  # the client's meter when the loop last took the usage
 
-    def take_usage(self) -> dict[str, int]:
-        now = dict(self.client.usage)
-        used = {k: v - self._taken.get(k, 0) for k, v in now.items() if v - self._taken.get(k, 0)}
-        self._taken = now
+    def take_usage(self) -> Usage:
+        now = self.client.usage
+        used, self._taken = now - self._taken, now
         return used
 
     def decide(self, context: Context) -> Decision:
@@ -117,7 +122,7 @@ class LLMPlanner:
         return bool(n) and not context.must_conclude and context.iteration > 0 and context.iteration % n == 0
 
     def _meter(self) -> int:
-        return sum(self.client.usage.values())
+        return self.client.usage.total
 
     def _over_budget(self) -> bool:
         """The run's budget (counted by the loop) is used, including what this step spent so far."""

@@ -19,6 +19,7 @@ from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import Evidence
 from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
+from investigator.run.tokens import Usage
 from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from sandbox.models import ExecResult
 
@@ -52,13 +53,17 @@ MAX_DRILLS = 3
 
 
 class OfflinePlanner:
+    """The planner without a model. It exists so that a run needs no key, and so that tests and
+    benchmarks are repeatable: the same evidence gives the same decisions. The LLM planner falls
+    back to it for a step whose answer could not be used, so a bad answer costs a step, not the run."""
+
     name = "offline"
 
     def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
         return structured
 
-    def take_usage(self) -> dict[str, int]:
-        return {}  # no model, no tokens
+    def take_usage(self) -> Usage:
+        return Usage()  # no model, no tokens
 
     def decide(self, context: Context) -> Decision:
         if context.must_conclude:

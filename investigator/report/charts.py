@@ -22,6 +22,13 @@ from investigator.analysis.causes import RootCause
 from investigator.analysis.grain import Grain, GrainUnit
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.fmt import num
+from investigator.report.mpldates import (
+    auto_locator,
+    concise_formatter,
+    date_formatter,
+    date_of,
+    year_locator,
+)
 from investigator.run.evidence import Evidence
 
 MAX_STEPS = 7  # segments shown in the bridge; the rest are lumped into "other"
@@ -264,26 +271,24 @@ MAX_TICKS = 10
 
 def _axis(ax: Any, g: Grain) -> None:
     """Dates at the data's grain, with years shown."""
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter, YearLocator, num2date
     from matplotlib.ticker import FuncFormatter
 
     if g.unit == "year":  # a century of years: every 10th or 20th, on round years
-        lo, hi = (num2date(v).year for v in ax.get_xlim())
+        lo, hi = (date_of(v).year for v in ax.get_xlim())
         step = max(g.step, 1)
         base = next((b for b in NICE_YEARS if b % step == 0 and (hi - lo) / b <= MAX_TICKS), NICE_YEARS[-1])
-        ax.xaxis.set_major_locator(YearLocator(base=base))
-        ax.xaxis.set_major_formatter(DateFormatter("%Y"))
+        ax.xaxis.set_major_locator(year_locator(base))
+        ax.xaxis.set_major_formatter(date_formatter("%Y"))
     elif g.unit == "quarter":
-        ax.xaxis.set_major_locator(AutoDateLocator(minticks=3, maxticks=10))
+        ax.xaxis.set_major_locator(auto_locator(minticks=3, maxticks=10))
         ax.xaxis.set_major_formatter(
-            FuncFormatter(lambda v, _: (lambda d: f"{d.year}-Q{(d.month - 1) // 3 + 1}")(num2date(v)))
+            FuncFormatter(lambda v, _: (lambda d: f"{d.year}-Q{(d.month - 1) // 3 + 1}")(date_of(v)))
         )
     else:
-        locator = AutoDateLocator(minticks=3, maxticks=10)
+        locator = auto_locator(minticks=3, maxticks=10)
         ax.xaxis.set_major_locator(locator)
-        concise = ConciseDateFormatter(locator, show_offset=True)
-        concise.offset_formats = ["", "%Y", "%Y", "%Y", "%Y", "%Y"]  # the year, not "2024-Apr"
-        ax.xaxis.set_major_formatter(concise)
+        # the year as the offset, not "2024-Apr"
+        ax.xaxis.set_major_formatter(concise_formatter(locator, ["", "%Y", "%Y", "%Y", "%Y", "%Y"]))
 
 
 def metric_chart(c: ChartData) -> str:

@@ -15,6 +15,7 @@ from investigator.fmt import md, num, pct, seg
 from investigator.memory.models import ApprovedFact, Recalled
 from investigator.run.evidence import input_notes
 from investigator.run.state import RunState
+from investigator.run.tokens import TokenMeter
 
 
 class Period(BaseModel):
@@ -78,7 +79,7 @@ class Stats(BaseModel):
     iterations: int
     elapsed_s: float = Field(description="wall time of this invocation, kernel start and artifacts included")
     planner: str
-    tokens: dict[str, int] = Field(default_factory=dict)
+    tokens: TokenMeter = Field(default_factory=TokenMeter)
     phases: Phases = Field(default_factory=Phases)
     earlier_s: float = Field(0.0, description="time spent by earlier invocations of a resumed run")
 

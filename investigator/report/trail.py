@@ -15,14 +15,11 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
-
-import nbformat
-from nbformat import NotebookNode
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from investigator.files import write_atomic
 from investigator.fmt import md, seg
+from investigator.report import ipynb
+from investigator.report.ipynb import NotebookNode
 from investigator.run.decision import Decision
 from investigator.run.kernel_code import setup_code, verify_code
 from investigator.run.state import Finding, RunState
@@ -53,40 +50,38 @@ _MARK = "__the_run_input__"
 
 def notebook(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> NotebookNode:
     """The run's trail as a notebook (not written)."""
-    nb = new_notebook(
-        metadata={
+    nb = ipynb.new(
+        {
             "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
             "language_info": {"name": "python"},
             "investigator": {"run_id": state.run_id, "status": state.status},
         }
     )
-    nb.cells = [new_markdown_cell(_intro(state)), *_setup(state, folder)]
+    nb.cells = [ipynb.markdown_cell(_intro(state)), *_setup(state, folder)]
     count = 1
     for finding in (f for f in state.findings if f.iteration > 0):
         decision = (
             state.decisions[finding.iteration - 1] if finding.iteration <= len(state.decisions) else None
         )
-        nb.cells.append(new_markdown_cell(_step_text(state, finding, decision)))
+        nb.cells.append(ipynb.markdown_cell(_step_text(state, finding, decision)))
         if decision is not None and decision.runs_code:
             count += 1
             outputs = _outputs(folder, finding, count)
             nb.cells.append(
-                new_code_cell(
+                ipynb.code_cell(
                     decision.code or "", execution_count=count if outputs else None, outputs=outputs
                 )
             )
     if state.conclusion and state.conclusion.root_causes:
         nb.cells.append(
-            new_markdown_cell("### Check the claimed causes\nRecomputes every root cause from the data.")
+            ipynb.markdown_cell("### Check the claimed causes\nRecomputes every root cause from the data.")
         )
-        nb.cells.append(new_code_cell(verify_code(state.conclusion.root_causes, verify_tolerance)))
+        nb.cells.append(ipynb.code_cell(verify_code(state.conclusion.root_causes, verify_tolerance)))
     return nb
 
 
 def write(state: RunState, folder: Path, verify_tolerance: float = 0.25) -> Path:
-    nb = notebook(state, folder, verify_tolerance)
-    nbformat.validate(nb)
-    return write_atomic(folder / TRAIL_FILE, nbformat.writes(nb))
+    return write_atomic(folder / TRAIL_FILE, ipynb.text(notebook(state, folder, verify_tolerance)))
 
 
 def _data_ref(data: Path, folder: Path) -> str:
@@ -134,7 +129,7 @@ def _setup(state: RunState, folder: Path) -> list[NotebookNode]:
     code = PREAMBLE.format(data=data, check=check) + load
     first = state.findings[0].summary if state.findings and state.findings[0].iteration == 0 else ""
     text = f"## Setup\nLoads {md(data)} into `table`, `daily`, `history`, `cube` and `spec`. {md(first)}"
-    return [new_markdown_cell(text.strip()), new_code_cell(code.rstrip())]
+    return [ipynb.markdown_cell(text.strip()), ipynb.code_cell(code.rstrip())]
 
 
 def _step_text(state: RunState, finding: Finding, decision: Decision | None) -> str:
@@ -167,38 +162,33 @@ def outputs_of(result: ExecResult, workspace: Path, count: int) -> list[Notebook
     """nbformat outputs for one saved execution; figures come back from the PNGs in the workspace."""
     outs: list[NotebookNode] = []
     if result.stdout:
-        outs.append(new_output("stream", name="stdout", text=result.stdout))
+        outs.append(ipynb.stream("stdout", result.stdout))
     for shown in result.displays:
         outs.append(_display(shown, workspace))
     if result.result is not None:
-        outs.append(new_output("execute_result", data={"text/plain": result.result}, execution_count=count))
+        outs.append(ipynb.result({"text/plain": result.result}, count))
     notes = [result.stderr] if result.stderr else []
     if result.timed_out:
         notes.append("[execution timed out and was interrupted]\n")
     if result.restarted:
         notes.append("[the kernel died and was restarted]\n")
     if notes:
-        outs.append(new_output("stream", name="stderr", text="".join(notes)))
+        outs.append(ipynb.stream("stderr", "".join(notes)))
     if result.error is not None:
         e = result.error
-        outs.append(
-            new_output(
-                "error", ename=e.name, evalue=e.value, traceback=e.traceback or [f"{e.name}: {e.value}"]
-            )
-        )
+        outs.append(ipynb.error(e.name, e.value, e.traceback or [f"{e.name}: {e.value}"]))
     return outs
 
 
 def _display(shown: str, workspace: Path) -> NotebookNode:
     m = _IMAGE.match(shown.strip())
     if m is None:
-        return new_output("display_data", data={"text/plain": shown})
+        return ipynb.display({"text/plain": shown})
     raw = read_workspace_file(workspace, m.group("name"))
     if raw is None:  # the kernel named something that is not its own figure: never read it
         note = f"[image not included: {m.group('name')!r} is not a file inside the run's workspace]"
-        return new_output("display_data", data={"text/plain": note})
-    data: dict[str, Any] = {"image/png": base64.b64encode(raw).decode("ascii"), "text/plain": "<Figure>"}
-    return new_output("display_data", data=data)
+        return ipynb.display({"text/plain": note})
+    return ipynb.display({"image/png": base64.b64encode(raw).decode("ascii"), "text/plain": "<Figure>"})
 
 
 def read_workspace_file(workspace: Path, name: str, limit: int = 32 * 2**20) -> bytes | None:

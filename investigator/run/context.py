@@ -53,6 +53,11 @@ def cut(text: str, limit: int) -> str:
 
 
 class Context(BaseModel):
+    """What a planner sees for one decision. It is rebuilt from the state every iteration and cut
+    to `context_budget_tokens`, instead of a chat history that grows, so step 30 costs what step 3
+    did and the LLM and offline planners decide from the same facts. `evidence` is there for
+    planners that read the numbers; it is never rendered into a prompt."""
+
     objective: str
     spec: AnalysisSpec
     iteration: int

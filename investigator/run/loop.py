@@ -51,11 +51,10 @@ class Ran(NamedTuple):
 
 
 class InvestigationLoop:
-    """One run driven from its state to a conclusion, one checkpointed iteration at a time.
-
-    It holds no state of its own between iterations (everything durable is in `RunState`), so
-    the same object can resume any run; the report and the artifacts are the caller's.
-    """
+    """One run's iterations, apart from creating the run, so a new, resumed or `--more` run takes the
+    same path; planner and kernel come in through their seams, so every planner (offline, LLM, a
+    test's script) meets the same stop rules and the same host checks of what it claims. It returns
+    the final state: the report and the artifacts are the caller's."""
 
     def __init__(
         self,

@@ -24,6 +24,7 @@ from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.guard import Fingerprint
 from investigator.run.hypotheses import Hypothesis, confirmed_by
+from investigator.run.tokens import TokenMeter, Usage
 
 STATE_FILE = "state.json"
 Status = Literal["running", "concluded", "partial", "failed"]
@@ -42,6 +43,11 @@ class Finding(BaseModel):
 
 
 class RunState(BaseModel):
+    """Everything a run knows, in one model, because a run must survive being killed: it is
+    checkpointed after every iteration, and resuming starts from it alone, never by running the
+    recorded code again. It changes only through the transitions below, so each change is validated
+    and the loop reads as a list of named events rather than field edits."""
+
     run_id: str
     created_at: datetime
     status: Status = "running"
@@ -68,7 +74,9 @@ class RunState(BaseModel):
     conclusion: Decision | None = None
     stop_reason: str | None = None
     elapsed_s: float = 0.0
-    tokens: dict[str, int] = Field(default_factory=dict, description="per phase, plus total and context_max")
+    tokens: TokenMeter = Field(
+        default_factory=TokenMeter, description="per phase, plus total and context_max"
+    )
 
     @property
     def done(self) -> bool:
@@ -76,7 +84,7 @@ class RunState(BaseModel):
 
     @property
     def tokens_used(self) -> int:
-        return self.tokens.get("total", 0)
+        return self.tokens.total
 
     # transitions: the only ways a run's state changes ------------------------------------------
     def _evolve(self, **changes: Any) -> RunState:
@@ -97,14 +105,9 @@ class RunState(BaseModel):
     def timed(self, seconds: float) -> RunState:
         return self._evolve(elapsed_s=self.elapsed_s + seconds)
 
-    def spent(self, usage: dict[str, int], context_tokens: int = 0) -> RunState:
+    def spent(self, usage: Usage, context_tokens: int = 0) -> RunState:
         """Add a planner's token use (per phase) and the size of the context it was shown."""
-        phases = {k: v for k, v in self.tokens.items() if k not in ("total", "context_max")}
-        for k, v in usage.items():
-            phases[k] = phases.get(k, 0) + v
-        phases = {k: v for k, v in phases.items() if v}
-        seen = max(self.tokens.get("context_max", 0), context_tokens)
-        return self._evolve(tokens={**phases, "total": sum(phases.values()), "context_max": seen})
+        return self._evolve(tokens=self.tokens.spent(usage, context_tokens))
 
     def planned(self, hypotheses: list[Hypothesis], blockers: list[str]) -> RunState:
         """The planner re-ranked the hypotheses or raised blockers."""

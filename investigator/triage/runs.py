@@ -153,7 +153,7 @@ def investigate_all(
                     log("investigation failed", metric=job.item.metric, error=redact(str(error)))
                     continue
                 report = future.result()
-                tokens += int(report.stats.tokens.get("total", 0))
+                tokens += report.stats.tokens.total
                 done[rank] = _from_report(job, report, settings, redact)
                 log("investigated", metric=job.item.metric, run_id=report.run_id, status=report.status)
     return [done[k] for k in sorted(done)], skipped

@@ -22,6 +22,7 @@ from investigator.llm import (
 )
 from investigator.llm.prompts import build, fixed_tokens, library_reference
 from investigator.llm.schemas import NextStep, bound
+from investigator.run.tokens import Usage
 from investigator.testing import FakeOpenAI, answer, drop, fault, hang, malformed
 
 GOOD = {
@@ -49,7 +50,7 @@ def test_tool_call_answer_is_validated_and_tokens_come_from_usage(
     client = LLMClient(llm_settings())
     step = client.ask(PROMPT, bound(NextStep, ["H1"]))
     assert step.to_decision().code == GOOD["code"]  # type: ignore[attr-defined]
-    assert client.usage == {"decide_in": 1234, "decide_out": 56}
+    assert client.usage == Usage(decide_in=1234, decide_out=56)
     (seen,) = server.requests
     assert seen.body["tool_choice"]["function"]["name"] == "NextStep"
     assert seen.body["model"] == "gpt-4o-mini" and seen.headers["authorization"] == "Bearer sk-test-key"
@@ -75,7 +76,7 @@ def test_invalid_answers_are_reasked_with_the_error_fed_back(
     assert len(first.body["messages"]) == 2  # system + the state: no history
     assert "Validation Error" in second.text and "EOF" in second.text  # the JSON error went back
     assert "hypothesis_id 'H9' is not one of H1" in third.text
-    assert client.usage["decide_out"] > 1 and client.usage["decide_in"] > 10  # every attempt counted
+    assert client.usage.decide_out > 1 and client.usage.decide_in > 10  # every attempt counted
 
 
 def test_validation_reasks_are_bounded(server: FakeOpenAI, llm_settings: Settings) -> None:
@@ -118,9 +119,13 @@ def test_rate_limits_escalate_through_the_tiers_one_request_per_attempt(
 
 def test_rate_limits_give_up_after_max_retries(server: FakeOpenAI, llm_settings: Settings) -> None:
     server.script(*[fault(429)] * 5)
-    with pytest.raises(LLMUnavailable, match="rate-limiting after 2 waits"):
+    with pytest.raises(LLMUnavailable, match="rate-limiting after 2 waits") as raised:
         ask(llm_settings(rate_limit_max_retries=2), [])
     assert len(server.requests) == 3
+    # the client does not know the run: the command names it once the runner sets its id
+    assert str(raised.value).endswith("; the run is saved: resume it later with `investigate resume RUN_ID`")
+    raised.value.run_id = "20250101-000000-abcdef"
+    assert str(raised.value).endswith("`investigate resume 20250101-000000-abcdef`")
 
 
 def test_server_errors_back_off_on_the_connection_tiers(server: FakeOpenAI, llm_settings: Settings) -> None:

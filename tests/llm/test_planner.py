@@ -19,6 +19,7 @@ from investigator.run.compress import Compressed, Update
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Status
+from investigator.run.tokens import Usage
 from investigator.runner import new_run
 from investigator.testing import FakeOpenAI, answer, malformed
 from sandbox.models import ExecResult
@@ -74,8 +75,8 @@ def test_each_call_sends_only_the_templates_and_the_bounded_context(
     ]
     assert len(second.body["messages"]) == 2  # no history carried over
     used = planner.take_usage()
-    assert used["decide_in"] > 0 and used["decide_out"] > 0
-    assert planner.take_usage() == {}  # the loop is handed each token once
+    assert used.decide_in > 0 and used.decide_out > 0
+    assert planner.take_usage() == Usage()  # the loop is handed each token once
 
 
 def test_invalid_output_falls_back_to_the_offline_step_and_the_finding_says_so(
@@ -119,7 +120,12 @@ def test_compress_rewrites_the_summary_and_adds_its_updates_after_the_library_on
     record = server.calls("StepFinding")[0].text
     assert "QualityReport(issues=[])" in record and "Checked duplicates: no issue found." in record
     assert "| H1 | PENDING |" in record
-    assert set(planner.take_usage()) == {"decide_in", "decide_out", "compress_in", "compress_out"}
+    assert set(planner.take_usage().model_dump()) == {
+        "decide_in",
+        "decide_out",
+        "compress_in",
+        "compress_out",
+    }
 
 
 def test_compress_falls_back_to_the_library_summary(
@@ -144,7 +150,7 @@ def test_reflection_every_n_iterations_reranks_and_raises_blockers(
     assert quiet.reranked is None and quiet.blockers == []
     assert reflected.reranked == ["H3", "H1"] and reflected.blockers == REFLECTION["blockers"]
     assert "Reflection: Segments look most promising." in reflected.rationale
-    assert planner.take_usage()["reflect_in"] > 0
+    assert planner.take_usage().reflect_in > 0
 
 
 def test_a_failed_reflection_is_skipped(
@@ -175,7 +181,7 @@ def test_no_call_once_the_token_budget_is_used(
     server.script(answer(STEP, usage=(900, 100)), answer(STEP))
     planner = LLMPlanner(llm_settings(), loop_settings(tmp_path, max_tokens_per_run=1000))
     planner.decide(context(tokens_left=1000))
-    assert planner.take_usage() == {"decide_in": 900, "decide_out": 100}  # the loop counts them
+    assert planner.take_usage() == Usage(decide_in=900, decide_out=100)  # the loop counts them
     decision = planner.decide(context(iteration=1, tokens_left=0))
     assert len(server.requests) == 1
     assert decision.rationale.startswith(f"{FALLBACK}: the token budget (1000) is used")

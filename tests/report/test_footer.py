@@ -1,0 +1,24 @@
+"""The HTML report's footer reads the run's token meter: a model's tokens are said, the offline
+planner's zero is not."""
+
+from __future__ import annotations
+
+from investigator.report.html import _footer
+from investigator.report.model import Report, Stats
+from investigator.run.tokens import TokenMeter, Usage
+
+
+def _report(tokens: TokenMeter) -> Report:
+    stats = Stats(iterations=4, elapsed_s=12.5, planner="llm", tokens=tokens)
+    return Report.model_construct(stats=stats, blockers=[], run_id="20250301-101500-0a1b2c", stop_reason=None)
+
+
+def test_the_footer_says_the_tokens_a_model_used() -> None:
+    meter = TokenMeter().spent(Usage().counted("decide", 12000, 345), 2400)
+    footer = _footer(_report(meter))
+    assert "4 iterations in 12.5s with the llm planner, 12,345 tokens; run 20250301-101500-0a1b2c." in footer
+
+
+def test_the_footer_leaves_out_an_offline_runs_zero() -> None:
+    footer = _footer(_report(TokenMeter().spent(Usage(), 2400)))
+    assert "planner; run 20250301-101500-0a1b2c." in footer and "tokens" not in footer
