@@ -35,7 +35,8 @@ from investigator.planners.offline import OfflinePlanner
 from investigator.protocols import Planner
 from investigator.request import Request
 from investigator.run.state import run_dir
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 from investigator.testing import FakeOpenAI, answer
 from sandbox.kernels.local import LocalKernel
 

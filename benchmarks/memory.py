@@ -27,7 +27,7 @@ from investigator.memory.models import NewMemory
 from investigator.memory.store import MemoryStore
 from investigator.request import Request
 from investigator.run.context import build_context
-from investigator.runner import new_run
+from investigator.runs import new_run
 from investigator.sources.synth import DEFAULT_DIMS, generate
 
 METRICS = ["revenue", "orders", "sessions", "aov", "conversion"]

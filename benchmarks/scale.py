@@ -43,17 +43,18 @@ RUNNER = """
 import json, resource, sys, threading, time
 import psutil
 import investigator.runner as runner
+import investigator.runs as runs
 from investigator.config import load_settings
 from investigator.request import build_request
 
 data, table, runs = sys.argv[1], sys.argv[2] or None, sys.argv[3]
 moved = []
-write = runner.write_extract
+write = runs.write_extract
 def counted(*a, **k):
     extract = write(*a, **k)
     moved.append((extract.bytes_moved, extract.rows))
     return extract
-runner.write_extract = counted
+runs.write_extract = counted
 peak = {"sandbox": 0}
 me = psutil.Process()
 def sample():

@@ -9,7 +9,8 @@ from investigator.kernels.inprocess import InProcessKernel
 from investigator.request import Request
 from investigator.run.context import build_context, cut
 from investigator.run.state import Finding
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 
 from .fakes import ScriptedPlanner, analyze
 

@@ -15,7 +15,8 @@ from investigator.config import load_settings
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
 from investigator.request import Request
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 from investigator.sources.synth import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

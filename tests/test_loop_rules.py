@@ -14,7 +14,8 @@ from investigator.request import Request
 from investigator.run.decision import Decision, DecisionType, RootCause
 from investigator.run.hypotheses import Status
 from investigator.run.state import load, run_dir
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 
 from .fakes import ScriptedPlanner, analyze, conclude
 

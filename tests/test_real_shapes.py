@@ -21,7 +21,8 @@ from investigator.planners.offline import OfflinePlanner
 from investigator.report.model import Report
 from investigator.request import Request
 from investigator.run.hypotheses import Status
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 
 
 def run(tmp_path: Path, frame: pd.DataFrame, metric: str, end: date, **fields: object) -> Report:

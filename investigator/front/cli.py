@@ -20,10 +20,10 @@ from rich.console import Console
 from investigator.config import load_settings
 from investigator.errors import Interrupted, InvestigatorError, UserError
 from investigator.files import write_atomic
+from investigator.front.flags import ask
 from investigator.front.live import progress
 from investigator.report.model import Report, render_terminal
-from investigator.request import build_request
-from investigator.runner import LLMChoice, continue_run, investigate, resume
+from investigator.runner import continue_run, investigate, resume
 from investigator.terminal import library_logs, text
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why a metric moved.")
@@ -196,20 +196,14 @@ def main_command(
         return
 
     def go() -> None:
-        request = build_request(
-            metric, data or None, window, end, baseline, time_column, dimensions, objective,
-            flag="--", table=table, sql=sql, keep_dimensions=keep_dimensions,
+        request, settings, choice = ask(
+            metric=metric, data=data, table=table, sql=sql, window=window, end=end, baseline=baseline,
+            time_column=time_column, dimensions=dimensions, keep_dimensions=keep_dimensions,
+            objective=objective, planner=planner, sandbox=sandbox, max_iterations=max_iterations,
+            max_tokens_per_run=max_tokens_per_run, model=model, llm_mode=llm_mode, runs_dir=runs_dir,
+            home=home, flag="--",
         )  # fmt: skip
-        settings = load_settings(
-            planner=planner,
-            sandbox=sandbox,
-            max_iterations=max_iterations,
-            max_tokens_per_run=max_tokens_per_run,
-            runs_dir=runs_dir,
-            home=home,
-        )
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
-            choice = LLMChoice(model=model, mode=llm_mode)
             report = investigate(request, settings, hooks, llm=choice, started=program_started)
         _finish(report, json_path, quiet, settings.runs_dir)
 

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 
 from pydantic import BaseModel
 
+from investigator.factories import Hooks
 from investigator.run.decision import Decision
 from investigator.run.state import RunState
-from investigator.runner import Hooks
 
 
 class Snapshot(BaseModel):

@@ -16,7 +16,6 @@ from pydantic import PrivateAttr
 from investigator.config import Settings, load_settings
 from investigator.errors import UserError
 from investigator.report.model import Report, to_markdown
-from investigator.request import build_request
 from investigator.run.state import run_dir
 
 if TYPE_CHECKING:
@@ -137,25 +136,19 @@ def investigate(
     kept for the next call in this process and reset for it (an empty namespace): a second
     investigation skips the seconds a kernel takes to start.
     """
+    from investigator.front.flags import ask
     from investigator.front.live import progress
-    from investigator.runner import LLMChoice
     from investigator.runner import investigate as run
 
-    settings = load_settings(
-        planner=planner,
-        sandbox=sandbox,
-        max_iterations=max_iterations,
-        max_tokens_per_run=max_tokens_per_run,
-        runs_dir=runs_dir,
-        home=home,
-    )
     frame = None if data is None or isinstance(data, str | Path) else data
-    request = build_request(
-        metric, None if frame is not None or data is None else str(data), window, end, baseline,
-        time_column, dimensions, objective, table=table, sql=sql, keep_dimensions=keep_dimensions,
+    request, settings, choice = ask(
+        metric=metric, data=None if frame is not None or data is None else str(data), table=table,
+        sql=sql, window=window, end=end, baseline=baseline, time_column=time_column,
+        dimensions=dimensions, keep_dimensions=keep_dimensions, objective=objective, planner=planner,
+        sandbox=sandbox, max_iterations=max_iterations, max_tokens_per_run=max_tokens_per_run,
+        model=model, llm_mode=llm_mode, runs_dir=runs_dir, home=home,
     )  # fmt: skip
     with progress(settings.max_iterations, enabled=not quiet) as hooks:
-        choice = LLMChoice(model=model, mode=llm_mode)
         report = run(request, settings, hooks, data=frame, llm=choice, reuse_kernel=True)
     if json_path is not None:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)

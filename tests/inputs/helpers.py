@@ -12,7 +12,8 @@ from investigator.report.model import Report
 from investigator.request import Request
 from investigator.run.evidence import input_notes
 from investigator.run.state import RunState, load, run_dir
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 
 
 def run(path: Path, tmp: Path, **fields: Any) -> tuple[Report, RunState]:

@@ -10,7 +10,8 @@ from investigator.protocols import Planner
 from investigator.report.model import Report
 from investigator.request import Request
 from investigator.run.state import run_dir
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 from sandbox.kernels.local import LocalKernel
 
 FAST = {

@@ -20,7 +20,7 @@ from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Status
 from investigator.run.tokens import Usage
-from investigator.runner import new_run
+from investigator.runs import new_run
 from investigator.testing import FakeOpenAI, answer, malformed
 from sandbox.models import ExecResult
 

@@ -20,7 +20,7 @@ from investigator.memory.models import FactProposal, MemoryContext, NewMemory, R
 from investigator.memory.store import MemoryStore
 from investigator.request import Request
 from investigator.run.context import build_context
-from investigator.runner import new_run
+from investigator.runs import new_run
 
 from ..conftest import write_synth
 from .conftest import write_ledger

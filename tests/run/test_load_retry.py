@@ -12,7 +12,8 @@ from investigator.errors import KernelError
 from investigator.kernels.inprocess import InProcessKernel
 from investigator.planners.offline import OfflinePlanner
 from investigator.request import Request
-from investigator.runner import new_run, run_loop
+from investigator.runner import run_loop
+from investigator.runs import new_run
 from sandbox.models import ExecError, ExecResult
 
 from ..conftest import write_synth

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from investigator.config import load_settings
+from investigator.factories import make_kernel
 from investigator.run.state import load
-from investigator.runner import make_kernel
 
 from ..conftest import write_synth
 from ..test_cli import cli
