@@ -30,16 +30,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, help="Explain why
 err = Console(stderr=True, soft_wrap=True)
 
 
-# when this command began (`time.monotonic()`), set by the `investigate` entry point before its
-# imports, or by the warm helper from the client's clock: the stats count the program's own start
+# when this command began (`time.monotonic()`), as `main` was told: the stats count the program's own start
 program_started: float | None = None
-
-
-def take_terminal() -> None:
-    """Detect the terminal anew: the warm helper's child runs on a terminal handed to it after
-    this module was imported (colours and width are read when a Console is made)."""
-    global err
-    err = Console(stderr=True, soft_wrap=True)
 
 
 CUT_SHORT = 3
@@ -273,10 +265,17 @@ def _stop_as_interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main() -> None:
+def main(started: float | None = None) -> None:
+    """The command line in this process. `started` (a `time.monotonic()`) is when the command began,
+    for the run's stats: the `investigate` entry point's clock before its imports, or the warm
+    helper's client's. The terminal is read now (colours, width): the warm helper's child is handed
+    its terminal after this module was imported."""
     from sandbox.hardening import no_dumps
     from sandbox.loops import close_idle_loops
 
+    global program_started, err
+    program_started = started
+    err = Console(stderr=True, soft_wrap=True)
     no_dumps()  # kernel code running as this user cannot read our environment (the API key)
     library_logs()
     sys.unraisablehook = _quiet_loop_teardown

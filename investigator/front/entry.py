@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-__all__ = ["main", "routed"]
+__all__ = ["main", "routed", "run_cli"]
 
 _LOCAL_FLAGS = {"--help", "-h", "--version", "--install-completion", "--show-completion"}
 
@@ -32,26 +32,32 @@ def main() -> None:
             code = run_warm(argv, started=time.time() - (time.monotonic() - began))
             if code is not None:
                 sys.exit(code)
+    _exit(run_cli(began))
+
+
+def run_cli(started: float) -> int:
+    """The command line in this process, begun at `started` (a `time.monotonic()`); its exit code.
+    The one way into it: `investigate` without a helper, and the warm helper's child with the
+    client's clock."""
     from investigator.front import cli
 
-    cli.program_started = began
     try:
-        cli.main()
+        cli.main(started)
     except SystemExit as done:
-        _exit(done.code)
-    _exit(0)
+        if isinstance(done.code, int):
+            return done.code
+        if done.code is not None:
+            print(done.code, file=sys.stderr)
+            return 1
+    return 0
 
 
-def _exit(code: object) -> None:
+def _exit(code: int) -> None:
     """Exit without the interpreter's teardown: freeing every module of pandas, Ibis and matplotlib
     one by one takes most of a second, after the answer is out. Everything a run keeps is already
     written and closed; what is registered to run at exit still runs."""
     import atexit
 
-    if not isinstance(code, int):
-        if code is not None:
-            print(code, file=sys.stderr)
-        code = 0 if code is None else 1
     pool = sys.modules.get("investigator.kernels.pool")
     if pool is not None:
         pool.POOL.close()  # registered with threading, whose shutdown an immediate exit skips

@@ -16,6 +16,12 @@ kernel into the run's own workspace (an empty namespace), and runs exactly the c
   helper is used at all (`INVESTIGATOR_WARM`; by default only from an interactive terminal, not CI).
 - `client`: the thin side run by `investigate`: stdlib only, so it costs nothing when no helper
   answers and the run goes on in-process as before (starting a helper as it exits).
-- `daemon`: the helper itself; it exits after `INVESTIGATOR_WARM_IDLE` seconds without a request.
+- `wire`: the one framing the client, the helper and its worker share (JSON messages, descriptors
+  passed with them, answers one per line).
+- `daemon`: the helper itself (listens, forks a worker ahead of each run, never with a thread
+  alive); it exits after `INVESTIGATOR_WARM_IDLE` seconds without a request.
+- `warmup`: what is paid once: the imports, a reserved sandbox server, one small investigation.
+- `child`: a run's own process: the client's terminal, folder, environment and arguments, then the
+  command line's one entry (`front.entry.run_cli`).
 - `cli`: `investigate warm status|stop`.
 """

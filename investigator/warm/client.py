@@ -8,19 +8,18 @@ the background for the next run.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from investigator.warm import wire
 from investigator.warm.place import SANDBOX_ENV, folder, helper_key, idle_seconds, socket_path
 
 __all__ = ["ask", "helpers", "run_warm", "start_helper", "start_pending"]
@@ -64,21 +63,18 @@ def run_warm(
 
 
 def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str], started: float) -> int | None:
-    """The request in two messages: the helper reads the first (`op` and the terminal's
-    descriptors) to route it; the second (arguments, environment: the secrets) stays in the socket
-    for the run's own process to read, so the long-lived helper never holds it."""
-    head = json.dumps({"op": "run"}).encode()
+    """The request in two messages (`wire`): the helper routes by the first; the second (the
+    arguments and the environment, with its secrets) is read by the run's own process."""
     run = {"argv": argv, "cwd": os.getcwd(), "env": dict(env), "started": started}
-    body = json.dumps(run).encode()
     try:
-        socket.send_fds(sock, [struct.pack("!Q", len(head))], [0, 1, 2])
-        sock.sendall(head + struct.pack("!Q", len(body)) + body)
+        wire.send(sock, {"op": "run"}, [0, 1, 2])
+        wire.send(sock, run)
     except OSError:
         return None  # it went away between connect and send: run here
-    replies = _lines(sock)
+    replies = wire.answers(sock)
     first = next(replies, None)
     if first is None or "pid" not in first:
-        return None  # refused before forking (e.g. shutting down): nothing ran, run here
+        return None  # refused before forking (shutting down, a thread alive): nothing ran, run here
     child = int(first["pid"])
 
     def forward(signum: int, _frame: FrameType | None) -> None:
@@ -109,10 +105,8 @@ def ask(path: Path, op: str) -> dict[str, Any] | None:
         return None
     with sock:
         try:
-            body = json.dumps({"op": op}).encode()
-            socket.send_fds(sock, [struct.pack("!Q", len(body))], [])
-            sock.sendall(body)
-            return next(_lines(sock), None)
+            wire.send(sock, {"op": op})
+            return next(wire.answers(sock), None)
         except OSError:
             return None
 
@@ -170,8 +164,7 @@ def _connect(path: Path) -> socket.socket | None:
     sock.settimeout(_CONNECT_S)
     try:
         sock.connect(str(path))
-        _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        if uid != os.getuid():  # not ours: never hand a stranger our terminal and environment
+        if not wire.same_user(sock):
             sock.close()
             return None
     except OSError:
@@ -179,21 +172,3 @@ def _connect(path: Path) -> socket.socket | None:
         return None
     sock.settimeout(None)
     return sock
-
-
-def _lines(sock: socket.socket) -> Iterator[dict[str, Any]]:
-    """The helper's replies, one JSON object per line, until it closes the connection."""
-    buffer = b""
-    while True:
-        try:
-            chunk = sock.recv(4096)
-        except InterruptedError:
-            continue
-        except OSError:
-            return
-        if not chunk:
-            return
-        *lines, buffer = (buffer + chunk).split(b"\n")
-        for line in lines:
-            with contextlib.suppress(ValueError):
-                yield json.loads(line)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -126,6 +127,51 @@ def test_a_run_through_the_helper_is_the_run_investigate_makes(warm: Warm, tmp_p
     assert json.loads((tmp_path / "answer.json").read_text())["run_id"] == run.name
     assert "channel=social" in out.stdout  # printed on the client's own terminal
     assert (run / "report.html").is_file() and (run / "investigation.ipynb").is_file()
+
+
+def _untimed(printed: str) -> str:
+    """What a run prints, its closing line's times out ('7 iterations in 6.5s (start 4.4, ...)')."""
+    return re.sub(r"\b(in|start|data|loop|artifacts) \d+(\.\d+)?s?\b", r"\1 N", printed)
+
+
+_TIMINGS = ("elapsed_s", "phases", "earlier_s")
+
+
+def _comparable(report: dict, run_id: str, cwd: Path) -> dict:
+    """The report without what differs between two runs of one question: the run's id, its
+    timings, the folder it ran in."""
+    stats = {k: v for k, v in report["stats"].items() if k not in _TIMINGS}
+    rest = {k: v for k, v in report.items() if k not in ("run_id", "stats")}
+    text = json.dumps({**rest, "stats": stats}).replace(run_id, "RUN").replace(str(cwd), "CWD")
+    return json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "question", [["--window", "7d"], ["--window", "2w", "--dimensions", "channel,country"]]
+)
+def test_the_same_question_cold_and_through_the_helper_gives_the_same_report(
+    warm: Warm, tmp_path: Path, question: list[str]
+) -> None:
+    """The helper is only faster: its worker has run a warm-up investigation in the same process
+    and its kernel comes from the pool, and none of that may show in the answer."""
+    where, data = warm
+    _wait(lambda: _info(where)["ready"])
+    served = _info(where)["served"]
+    reports, printed = {}, {}
+    for warm_on in ("1", "0"):
+        cwd = tmp_path / f"warm-{warm_on}"
+        cwd.mkdir()  # its own memory too: a run recalls the runs before it
+        env = _env(where, INVESTIGATOR_WARM=warm_on, INVESTIGATOR_HOME=str(cwd / "home"))
+        out = _investigate(
+            ["--data", str(data), "--metric", "revenue", *question, "--runs-dir", "runs"], env, cwd
+        )
+        assert out.returncode == 0, out.stderr
+        (run,) = (cwd / "runs").iterdir()
+        reports[warm_on] = _comparable(json.loads((run / "report.json").read_text()), run.name, cwd)
+        printed[warm_on] = _untimed(out.stdout.replace(run.name, "RUN").replace(str(cwd), "CWD"))
+    assert _info(where)["served"] == served + 1  # the first through the helper, the second cold
+    assert reports["1"] == reports["0"]
+    assert printed["1"] == printed["0"]
 
 
 def test_a_user_error_keeps_its_exit_code_and_message(warm: Warm, tmp_path: Path) -> None:
