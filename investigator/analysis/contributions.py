@@ -10,6 +10,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from .queries import BASE, CUR
+from .shares import segment_share
 from .spec import AnalysisSpec
 
 
@@ -62,7 +63,6 @@ def segment_table(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 10) -> list[S
     """The `n` single-dimension segments that moved most. For a ratio metric the values are the
     segment's ratio, and the share is how much of the ratio's change goes if the segment's ratio had
     held (so mix effects are not counted twice)."""
-    from .verify import segment_share
 
     rows: list[SegmentChange] = []
     num, den = spec.numerator, spec.denominator

@@ -17,6 +17,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from .queries import BASE, CUR
+from .shares import segment_share
 from .spec import AnalysisSpec
 
 
@@ -140,8 +141,6 @@ def decompose_ratio(cube: pd.DataFrame, spec: AnalysisSpec) -> RatioDecompositio
     if mix_share >= 0.5:
         driver, dim, seg, share = "mix", best_mix.dimension, best_mix.top_mix_segment, mix_share
     else:
-        from .verify import segment_share  # one definition of a segment's share, checked as claimed
-
         driver, dim, seg = "rate", best_rate.dimension, best_rate.top_rate_segment
         share = (segment_share(cube, spec, {dim: seg}) or 0.0) if change else 0.0
     return RatioDecomposition(

@@ -22,6 +22,7 @@ from .queries import BASE, CUR
 from .ratio import mix_rate
 from .seasonality import seasonality
 from .segments import broad_based
+from .shares import _ratio, segment_share
 from .spec import AnalysisSpec
 from .table import Table
 
@@ -39,25 +40,6 @@ class Verification(BaseModel):
     kind: Literal["verification"] = "verification"
     ok: bool
     checks: list[CauseCheck]
-
-
-def _ratio(n: float, d: float) -> float:
-    return n / d if d else float("nan")
-
-
-def segment_share(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> float | None:
-    """The segment's share of the change: its own change for sums; for ratios, how much of the
-    ratio's change goes away if the segment's rate had stayed at its baseline value."""
-    m = _mask(cube, segment)
-    n, d = spec.numerator, spec.denominator
-    if d is None:
-        total = cube[CUR + n].sum() - cube[BASE + n].sum()
-        return float((cube.loc[m, CUR + n].sum() - cube.loc[m, BASE + n].sum()) / total) if total else None
-    n1, d1, n0, d0 = (cube[c].sum() for c in (CUR + n, CUR + d, BASE + n, BASE + d))
-    sn1, sd1, sn0, sd0 = (cube.loc[m, c].sum() for c in (CUR + n, CUR + d, BASE + n, BASE + d))
-    change = _ratio(n1, d1) - _ratio(n0, d0)
-    counterfactual = _ratio(n1 - sn1 + sd1 * _ratio(sn0, sd0), d1) if sd0 else _ratio(n1 - sn1, d1 - sd1)
-    return float((_ratio(n1, d1) - counterfactual) / change) if change else None
 
 
 def _exists(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) -> str | None:

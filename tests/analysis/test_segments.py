@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from investigator.analysis.segments import broad_based, drill_down, explain_segments
-from investigator.analysis.verify import segment_share, verify_causes
+from investigator.analysis.shares import segment_share
+from investigator.analysis.verify import verify_causes
 
 from .helpers import spec
 
