@@ -104,7 +104,7 @@ def test_resume_runs_no_recorded_code_on_the_local_kernel(tmp_path: Path, segmen
     import pickle
 
     from investigator.config import load_settings
-    from investigator.front.cli import build_request
+    from investigator.request import build_request
     from investigator.run.state import RunState, load, save
     from investigator.runner import investigate, resume
 

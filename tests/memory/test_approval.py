@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from investigator.config import Settings
-from investigator.front.cli import build_request
+from investigator.request import build_request
 from investigator.kernels.mcp import McpKernel
 from investigator.memory import ledger
 from investigator.memory.models import FactProposal

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from investigator.config import Settings
-from investigator.front.cli import build_request
+from investigator.request import build_request
 from investigator.memory import ledger
 from investigator.memory.models import FactProposal
 from investigator.report.model import Report
