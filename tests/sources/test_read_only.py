@@ -18,8 +18,7 @@ import yaml
 from investigator.errors import UserError
 from investigator.sources.warehouse import connect
 
-from ..conftest import write_synth
-from ..test_cli import cli
+from ..conftest import cli, write_synth
 from .conftest import CANARY, Postgres, _admin, load_duckdb, load_postgres, load_sqlite
 from .test_engines import run
 

@@ -10,7 +10,7 @@ import pytest
 from investigator.kernels.mcp import McpKernel
 from sandbox.sessions import OUTPUT_CAP
 
-from .conftest import Backend, needs_docker, secret_env
+from ..sandbox.conftest import Backend, needs_docker, secret_env
 
 
 def test_state_persists_between_executions(kernel: McpKernel) -> None:

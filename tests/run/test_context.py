@@ -11,7 +11,7 @@ from investigator.run.state import Finding
 from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 
-from .fakes import ScriptedPlanner, analyze
+from investigator.testing.scripted import ScriptedPlanner, analyze
 
 
 def test_cut_keeps_head_and_tail_with_a_marker() -> None:

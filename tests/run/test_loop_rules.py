@@ -16,7 +16,7 @@ from investigator.run.state import load, run_dir
 from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
 
-from .fakes import ScriptedPlanner, analyze, conclude
+from investigator.testing.scripted import ScriptedPlanner, analyze, conclude
 
 _n = count()
 

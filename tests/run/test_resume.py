@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import write_synth
+from ..conftest import write_synth
 
 KEYS = ("conclusion", "confidence", "root_causes", "hypotheses", "movement", "window", "baseline")
 
