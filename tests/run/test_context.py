@@ -10,7 +10,6 @@ from investigator.run.context import build_context, cut
 from investigator.run.state import Finding
 from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
-
 from investigator.testing.scripted import ScriptedPlanner, analyze
 
 

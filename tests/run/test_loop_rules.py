@@ -15,7 +15,6 @@ from investigator.run.hypotheses import Status
 from investigator.run.state import load, run_dir
 from investigator.runner import new_run, run_loop
 from investigator.sources.request import Request
-
 from investigator.testing.scripted import ScriptedPlanner, analyze, conclude
 
 _n = count()
