@@ -29,7 +29,7 @@ def test_context_stays_within_budget_after_50_iterations(
     steps = [
         analyze(
             f"print(''.join(chr(97 + (i * {k}) % 26) for i in range(30000)))\n"
-            f"open('out_{k}.txt', 'w').write('x')",
+            f"with open('out_{k}.txt', 'w') as f:\n    f.write('x')",
             why=f"step {k} " + "because " * 200,
         )
         for k in range(1, 51)
