@@ -215,7 +215,7 @@ def test_a_duckdb_file_another_process_reads_can_be_read(duckdb_file: Path, tmp_
         assert report.root_causes[0].segment == {"country": "JP"}
     finally:
         other.kill()
-        other.wait()
+        other.communicate()  # waits for it and closes its pipe
 
 
 def test_a_duckdb_file_open_for_writing_in_this_process_says_what_to_do(
