@@ -7,6 +7,8 @@ import ipaddress
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -78,3 +80,13 @@ def write_synth(folder: Path, cause: str, **kw: object) -> tuple[Path, dict]:
 @pytest.fixture
 def segment_drop(tmp_path: Path) -> tuple[Path, dict]:
     return write_synth(tmp_path, "segment_change", seed=3, segment={"channel": "social"}, factor=0.5)
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m investigator ARGS`, as a user runs it: its exit code and what it printed."""
+    return subprocess.run(
+        [sys.executable, "-m", "investigator", *args],
+        capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, cwd=cwd,
+    )  # fmt: skip

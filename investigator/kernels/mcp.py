@@ -234,8 +234,15 @@ class McpKernel:
             from mcp.client.streamable_http import streamable_http_client
 
             headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None))
-            return streamable_http_client(self.url, http_client=http)
+            url = self.url
+
+            @contextlib.asynccontextmanager
+            async def http_transport() -> Any:  # the SDK leaves a client it was given open: closed here
+                http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None))
+                async with http, streamable_http_client(url, http_client=http) as streams:
+                    yield streams
+
+            return http_transport()
         cmd = server_command(self.server_command, self.backend, self.workdir)
         params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env())
         return stdio_client(params, errlog=errlog())

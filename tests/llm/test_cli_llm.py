@@ -147,7 +147,7 @@ def test_an_endpoint_that_dies_mid_run_stops_it_in_seconds_with_its_id(tmp_path:
         r = cli([*args, "--sandbox", "local", "--model", "m"], env, timeout=90)
     finally:
         server.kill()
-        server.wait()
+        server.communicate()  # waits for it and closes its pipe
     (run,) = (tmp_path / "runs").iterdir()
     assert r.returncode == 1, r.stderr
     assert "refuses connections" in r.stderr and f"`investigate resume {run.name}`" in r.stderr

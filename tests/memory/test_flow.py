@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from investigator.config import Settings
-from investigator.request import build_request
 from investigator.memory import ledger
 from investigator.memory.models import FactProposal
 from investigator.report.model import Report
+from investigator.request import build_request
 from investigator.run.state import load
 from investigator.runner import investigate
 

@@ -10,8 +10,7 @@ import jsonschema
 
 from investigator.report.model import SCHEMA_VERSION, json_schema
 
-from ..conftest import write_synth
-from ..test_cli import cli
+from ..conftest import cli, write_synth
 
 
 def test_the_published_schema_is_the_models() -> None:

@@ -25,7 +25,7 @@ def test_a_second_holder_of_a_run_is_refused_until_the_first_lets_go(tmp_path: P
             pass
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # waits for it and closes its pipe
     with run_lock(tmp_path, "r1"):  # the holder died: its lock went with it
         pass
 

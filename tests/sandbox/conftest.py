@@ -1,5 +1,11 @@
 """Sandbox test fixtures: real kernels, real MCP client sessions, a real Docker daemon when one runs.
 
+The tool contracts and the policy are tested through the MCP SDK's in-memory transport to the server
+built in this process (`in_memory`, `in_memory_kernel`): the same server, tools, schemas and policy
+as `python -m sandbox`, without a child process's start per test. The transports themselves keep
+real round trips: every tool over stdio (test_tools.py), the flags and the server's environment over
+stdio (test_policy.py), and HTTP end to end (test_transports.py, test_server_limits.py).
+
 Docker tests skip (saying why) only when no daemon answers or the image is not built; run
 `.ci/docker-setup.sh` to get both.
 """
@@ -7,20 +13,23 @@ Docker tests skip (saying why) only when no daemon answers or the image is not b
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import pytest
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
 
 from investigator.kernels.mcp import McpKernel
+from sandbox.server import build_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -39,6 +48,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _docker_problem() -> str | None:
+    with warnings.catch_warnings():
+        # a daemon that refuses us leaves the SDK's socket to the collector: collected here, not as
+        # an unraisable warning in whichever test runs next
+        warnings.simplefilter("ignore", ResourceWarning)
+        problem = _ask_docker()
+        gc.collect()
+    return problem
+
+
+def _ask_docker() -> str | None:
     try:
         from sandbox.kernels.docker import DEFAULT_IMAGE, docker_client
 
@@ -134,15 +153,37 @@ async def http_client(url: str, token: str = "test-token-123", mode: str = "auto
         yield client
 
 
-@pytest.fixture
-def kernel(backend: Backend, tmp_path: Path) -> Iterator[McpKernel]:
-    """A started `McpKernel` on a fresh workspace, closed afterwards."""
-    k = McpKernel(backend=backend, workdir=tmp_path / "ws", memory="1g")
-    k.start()
+@contextlib.asynccontextmanager
+async def in_memory(backend: Backend = "local") -> AsyncIterator[Client]:
+    """An MCP client session to the sandbox server built in this process, over the SDK's in-memory
+    transport, with the default ceilings `python -m sandbox --backend BACKEND` has over stdio."""
+    server, registry = build_server(backend)
     try:
+        async with Client(server) as client:
+            yield client
+    finally:
+        registry.close_all()
+
+
+@contextlib.contextmanager
+def in_memory_kernel(backend: Backend, workdir: Path, **options: Any) -> Iterator[McpKernel]:
+    """A started `McpKernel` whose MCP session reaches the sandbox server built in this process
+    (in memory), closed afterwards with the server's sessions."""
+    server, registry = build_server(backend)
+    k = McpKernel(backend=backend, workdir=workdir, transport=lambda: server, **options)
+    try:
+        k.start()
         yield k
     finally:
         k.shutdown()
+        registry.close_all()
+
+
+@pytest.fixture
+def kernel(backend: Backend, tmp_path: Path) -> Iterator[McpKernel]:
+    """A started `McpKernel` on a fresh workspace, closed afterwards."""
+    with in_memory_kernel(backend, tmp_path / "ws", memory="1g") as k:
+        yield k
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -11,12 +11,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
-from investigator.kernels.mcp import McpKernel
 from sandbox import safe_files
 
-from .conftest import Backend, error_text, server_params, structured
+from .conftest import Backend, error_text, in_memory, in_memory_kernel, structured
 
 SECRET = "host file: must not change\n"
 
@@ -53,7 +51,7 @@ def test_long_outputs_big_results_and_figures_never_write_through_planted_links(
         "        for i in range(3):\n"
         "            os.symlink((secret, ghost)[i % 2], f'outputs/exec-{n:04d}-data{i}{suffix}.json')\n"
     )
-    with McpKernel(backend=backend, workdir=ws, memory="1g") as k:
+    with in_memory_kernel(backend, ws, memory="1g") as k:
         assert k.execute(plant).ok
 
         long = k.execute("import sys\nprint('A' * 50_000)\nprint('B' * 50_000, file=sys.stderr)")
@@ -93,7 +91,7 @@ def test_long_outputs_big_results_and_figures_never_write_through_planted_links(
 
 def test_a_link_in_place_of_the_outputs_folder_is_not_followed(backend: Backend, tmp_path: Path) -> None:
     secret, _ = _outside(tmp_path)
-    with McpKernel(backend=backend, workdir=tmp_path / "ws", memory="1g") as k:
+    with in_memory_kernel(backend, tmp_path / "ws", memory="1g") as k:
         k.execute(f"import os\nos.symlink({str(secret.parent)!r}, 'outputs')")
         res = k.execute("print('C' * 50_000)")
     assert "characters cut" in res.stdout and "not saved" in res.stdout
@@ -114,7 +112,7 @@ async def test_links_are_not_listed_read_or_written_through(backend: Backend, tm
         "os.symlink('real.txt', 'alias.txt')\n"
         "os.mkfifo('pipe')\n"
     )
-    async with Client(server_params(backend)) as c:
+    async with in_memory(backend) as c:
         sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["session_id"]
         ran = structured(await c.call_tool("execute", {"session_id": sid, "code": plant}))
         assert ran["ok"], ran
@@ -142,7 +140,7 @@ async def test_a_planted_workspace_marker_link_is_not_touched(tmp_path: Path) ->
     secret, _ = _outside(tmp_path)
     before = secret.stat().st_mtime_ns
     ws = tmp_path / "ws"
-    async with Client(server_params("local")) as c:
+    async with in_memory("local") as c:
         sid = structured(await c.call_tool("create_session", {"workspace": str(ws)}))["session_id"]
         swap = (
             f"import os\nos.remove('.sandbox-workspace')\nos.symlink({str(secret)!r}, '.sandbox-workspace')"

@@ -16,7 +16,15 @@ from investigator.errors import KernelError
 from investigator.kernels.mcp import McpKernel
 from sandbox.kernels.local import clean_env
 
-from .conftest import error_text, http_client, http_server, needs_docker, server_params, structured
+from .conftest import (
+    error_text,
+    http_client,
+    http_server,
+    in_memory,
+    needs_docker,
+    server_params,
+    structured,
+)
 
 # what a client asks for beyond the default ceilings -> the flag that would raise the limit
 ABOVE = [
@@ -51,7 +59,7 @@ async def test_a_stdio_client_cannot_raise_the_limits_or_switch_backend() -> Non
 @pytest.mark.anyio
 async def test_a_docker_server_never_gives_a_local_kernel() -> None:
     """Refused before any kernel is made: this needs no daemon."""
-    async with Client(server_params("docker")) as c:
+    async with in_memory("docker") as c:
         await _refuses_raises_and_allows_lowering(c, "docker")
 
 
@@ -146,6 +154,7 @@ def test_allow_host_answers_a_named_host_and_binding_wide_warns(tmp_path: Path) 
         proc.terminate()
         assert proc.stderr is not None
         err = proc.stderr.read().decode()
+        proc.stderr.close()
     assert "warning: binding 0.0.0.0 beyond loopback" in err and "sandbox.example" in err
 
 

@@ -1,4 +1,5 @@
-"""Every MCP tool, over a real MCP client session to a `python -m sandbox` child, on each backend."""
+"""Every MCP tool, over a real MCP client session: once to a `python -m sandbox` child over stdio, on
+each backend; the rest of the contracts through the in-memory transport to the same server."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from mcp import Client
 
 from sandbox.models import ExecResult
 
-from .conftest import error_text, server_params, structured
+from .conftest import error_text, in_memory, server_params, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,7 @@ async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
 
 
 async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: str) -> None:
-    async with Client(server_params(backend)) as c:
+    async with in_memory(backend) as c:
         bad = await c.call_tool("execute", {"session_id": "nope", "code": "1"})
         assert bad.is_error and bad.structured_content is None
 
@@ -122,7 +123,7 @@ def _wheel(name: str = "tinypkg") -> bytes:
 
 
 async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
-    async with Client(server_params(backend)) as c:
+    async with in_memory(backend) as c:
         sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["session_id"]
         await c.call_tool(
             "upload_file",
@@ -150,7 +151,7 @@ async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
 
 async def test_a_folder_with_foreign_files_is_not_taken_as_a_workspace(tmp_path: Path) -> None:
     (tmp_path / "precious.txt").write_text("not the sandbox's")
-    async with Client(server_params("local")) as c:
+    async with in_memory("local") as c:
         refused = await c.call_tool("create_session", {"workspace": str(tmp_path)})
         assert refused.is_error and "did not make" in error_text(refused)
         fresh = structured(await c.call_tool("create_session", {"workspace": str(tmp_path / "ws")}))
@@ -161,7 +162,7 @@ async def test_a_folder_with_foreign_files_is_not_taken_as_a_workspace(tmp_path:
 
 
 async def test_a_huge_structured_result_goes_to_a_file(tmp_path: Path) -> None:
-    async with Client(server_params("local")) as c:
+    async with in_memory("local") as c:
         sid = structured(await c.call_tool("create_session", {}))["session_id"]
         ran = structured(
             await c.call_tool("execute", {"session_id": sid, "code": "emit(list(range(100_000)), 'big')"})
@@ -181,7 +182,7 @@ async def test_a_third_party_client_sees_a_version_and_outputs_that_follow_their
 
     import jsonschema
 
-    async with Client(server_params("local")) as c:
+    async with in_memory("local") as c:
         assert c.server_info is not None and c.server_info.version == version("investigator")
         schemas = {t.name: t.output_schema for t in (await c.list_tools()).tools}
         assert all(schemas.values()), [n for n, s in schemas.items() if not s]

@@ -97,6 +97,8 @@ def test_stdio_carries_nothing_but_mcp_messages(tmp_path: Path) -> None:
         proc.wait(timeout=30)
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in seen)
     assert proc.stdout is not None and proc.stdout.read() == ""  # nothing stray after the answers
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]
 
 
 def _free_port() -> int:

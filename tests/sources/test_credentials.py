@@ -14,8 +14,7 @@ from investigator.config import load_settings
 from investigator.factories import make_kernel
 from investigator.run.state import load
 
-from ..conftest import write_synth
-from ..test_cli import cli
+from ..conftest import cli, write_synth
 from .conftest import CANARY, Postgres, load_postgres
 
 

@@ -12,8 +12,7 @@ import pytest
 from investigator.errors import UserError
 from investigator.sources.urls import redact, scrub
 
-from ..conftest import write_synth
-from ..test_cli import cli
+from ..conftest import cli, write_synth
 from .conftest import CANARY, Postgres, load_duckdb, load_postgres
 from .test_engines import run
 

@@ -18,8 +18,7 @@ import yaml
 from investigator.errors import UserError
 from investigator.sources.warehouse import connect
 
-from ..conftest import write_synth
-from ..test_cli import cli
+from ..conftest import cli, write_synth
 from .conftest import CANARY, Postgres, _admin, load_duckdb, load_postgres, load_sqlite
 from .test_engines import run
 
@@ -216,7 +215,7 @@ def test_a_duckdb_file_another_process_reads_can_be_read(duckdb_file: Path, tmp_
         assert report.root_causes[0].segment == {"country": "JP"}
     finally:
         other.kill()
-        other.wait()
+        other.communicate()  # waits for it and closes its pipe
 
 
 def test_a_duckdb_file_open_for_writing_in_this_process_says_what_to_do(

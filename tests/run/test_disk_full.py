@@ -15,7 +15,7 @@ import pytest
 
 from investigator.run.state import RunState
 
-from .conftest import write_synth
+from ..conftest import write_synth
 
 
 def cli(*args: str, cwd: Path, max_file_bytes: int | None = None) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,7 @@ from investigator.run.kernel_code import setup_code
 from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate_shaped
 
-from .test_cli import cli
+from ..conftest import cli
 
 
 def shaped(folder: Path, shape: str, **kw: Any) -> tuple[Path, dict[str, Any]]:

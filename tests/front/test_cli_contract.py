@@ -12,8 +12,7 @@ import pytest
 from investigator import __version__
 from investigator.sources.synth import generate
 
-from .conftest import write_synth
-from .test_cli import cli
+from ..conftest import cli, write_synth
 
 
 @pytest.fixture(scope="module")

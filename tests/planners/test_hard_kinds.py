@@ -19,7 +19,7 @@ from investigator.runner import run_loop
 from investigator.runs import new_run
 from investigator.sources.synth import generate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from scenarios import cause_found, false_causes
 
 DIMS = {
@@ -123,7 +123,7 @@ def weekly_rows(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
     seg = {"product": "team"}
     frame, _ = generate("segment_change", seed=seed, dims=DIMS, segment=seg, factor=factor, window=28)
     dates = pd.to_datetime(frame["date"])
-    frame["date"] = (dates - pd.to_timedelta(dates.dt.weekday, unit="D")).dt.date
+    frame["date"] = (dates - pd.to_timedelta(dates.dt.day_of_week, unit="D")).dt.date
     weekly = frame.groupby(["date", *DIMS], as_index=False)[["sessions", "orders", "revenue"]].sum()
     return weekly, [{"kind": "segment_change", "segment": seg}]
 

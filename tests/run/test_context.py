@@ -11,8 +11,7 @@ from investigator.run.context import build_context, cut
 from investigator.run.state import Finding
 from investigator.runner import run_loop
 from investigator.runs import new_run
-
-from .fakes import ScriptedPlanner, analyze
+from investigator.testing.scripted import ScriptedPlanner, analyze
 
 
 def test_cut_keeps_head_and_tail_with_a_marker() -> None:
@@ -31,7 +30,7 @@ def test_context_stays_within_budget_after_50_iterations(
     steps = [
         analyze(
             f"print(''.join(chr(97 + (i * {k}) % 26) for i in range(30000)))\n"
-            f"open('out_{k}.txt', 'w').write('x')",
+            f"with open('out_{k}.txt', 'w') as f:\n    f.write('x')",
             why=f"step {k} " + "because " * 200,
         )
         for k in range(1, 51)

@@ -1,4 +1,5 @@
-"""What the agent relies on, through `McpKernel` (a real MCP session to a child server), per backend."""
+"""What the agent relies on, through `McpKernel` (a real MCP session, to a child server over stdio or in
+memory to the server built in this process), per backend."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from investigator.kernels.mcp import McpKernel
 from sandbox.sessions import OUTPUT_CAP
 
-from .conftest import Backend, needs_docker, secret_env
+from ..sandbox.conftest import Backend, in_memory_kernel, needs_docker, secret_env
 
 
 def test_state_persists_between_executions(kernel: McpKernel) -> None:
@@ -78,12 +79,7 @@ def test_data_files_are_visible_read_only(backend: Backend, tmp_path: Path) -> N
     data.parent.mkdir()
     data.write_text("a\n1\n")
     (tmp_path / "data" / "truth.json").write_text("{}")  # a neighbour must not leak in docker
-    with McpKernel(
-        backend=backend,
-        workdir=tmp_path / "ws",
-        data_files=[data],
-        memory="1g",
-    ) as k:
+    with in_memory_kernel(backend, tmp_path / "ws", data_files=[data], memory="1g") as k:
         inside = k.data_path(str(data))
         assert k.execute(f"open({inside!r}).read()").result == "'a\\n1\\n'"
         if backend == "docker":

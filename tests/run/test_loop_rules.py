@@ -16,8 +16,7 @@ from investigator.run.hypotheses import Status
 from investigator.run.state import load, run_dir
 from investigator.runner import run_loop
 from investigator.runs import new_run
-
-from .fakes import ScriptedPlanner, analyze, conclude
+from investigator.testing.scripted import ScriptedPlanner, analyze, conclude
 
 _n = count()
 

@@ -16,9 +16,9 @@ from investigator.runner import run_loop
 from investigator.runs import new_run
 from investigator.sources.synth import CAUSES
 
-from .conftest import write_synth
+from ..conftest import write_synth
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from scenarios import cause_found, run_scenario
 
 OTHER_NAMES = {

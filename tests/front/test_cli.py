@@ -11,16 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from .conftest import write_synth
-
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "investigator", *args],
-        capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, cwd=cwd,
-    )  # fmt: skip
+from ..conftest import cli, write_synth
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Fakes for the seams: a planner that plays a script and records what it was shown."""
+"""A `Planner` that plays a script and records what it was shown, for tests of the loop's rules."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType, RootCause
 from investigator.run.tokens import Usage
 from sandbox.models import ExecResult
+
+__all__ = ["ScriptedPlanner", "Step", "analyze", "conclude"]
 
 Step = Decision | Callable[[Context], Decision]
 

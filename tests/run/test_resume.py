@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import write_synth
+from ..conftest import write_synth
 
 KEYS = ("conclusion", "confidence", "root_causes", "hypotheses", "movement", "window", "baseline")
 
@@ -44,7 +44,7 @@ def _kill_mid_run(data: Path, runs: Path, out: Path) -> Path | None:
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.communicate()  # waits for it and closes its pipes
     return None
 
 
