@@ -132,6 +132,11 @@ def start_pending() -> None:
         _pending = None
 
 
+_LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
+"""Helpers this process started: it means to leave them running, and keeps their handles so the
+interpreter does not warn about a child still alive when a handle is collected."""
+
+
 def start_helper(where: Path, key: str, env: Mapping[str, str]) -> None:
     """Start a helper in the background (its own session, no terminal), stopping this
     installation's helpers for older code first. Never fails the run that asked."""
@@ -146,14 +151,16 @@ def start_helper(where: Path, key: str, env: Mapping[str, str]) -> None:
     cmd = [sys.executable, "-m", "investigator.warm.daemon", "--folder", str(where), "--key", key]
     cmd += ["--idle", str(idle_seconds(env))]
     with contextlib.suppress(OSError), open(where / f"{key}.log", "ab") as log:
-        subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            cwd="/",
-            env=own,
-            start_new_session=True,
+        _LEFT_RUNNING.append(
+            subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                cwd="/",
+                env=own,
+                start_new_session=True,
+            )
         )
 
 
