@@ -101,7 +101,7 @@ class Request(BaseModel):
     )
 
 
-_PLAIN = re.compile(r"^[^=,&<>!'\"()]+$")
+_PLAIN = re.compile(r"^[^=,&<>!;'\"()]+$")
 
 
 def segment_text(segment: dict[str, Any]) -> str:

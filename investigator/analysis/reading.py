@@ -111,7 +111,7 @@ def parse_condition(sql: str, dialect: str | None) -> Any:
         kinds = "; ".join(type(s).__name__.upper() for s in found) or "nothing"
         raise FilterError(f"holds {len(found)} statements ({kinds})")
     node = found[0]
-    if isinstance(node, exp.Query | exp.Command | exp.DDL | exp.DML):
+    if isinstance(node, exp.Query | exp.Command) or not isinstance(node, exp.Condition):
         what = str(node.this).upper() if isinstance(node, exp.Command) else node.key.upper()
         raise FilterError(f"is a {what} statement, not a condition on rows")
     if node.find(exp.Query, exp.Table):

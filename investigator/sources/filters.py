@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FilteredSource", "check_rows", "parse_filter", "run_source"]
 
-_PAIR = re.compile(r"^\s*([^\s=,&<>!'\"()][^=,&<>!'\"()]*?)\s*=\s*([^=,&<>!'\"()]+?)\s*$")
+_NOT_PLAIN = "=,&<>!;'\"()"  # a segment's names and values hold none of these; anything else is SQL
+_PAIR = re.compile(rf"^\s*([^\s\d{_NOT_PLAIN}][^{_NOT_PLAIN}]*?)\s*=\s*([^{_NOT_PLAIN}]+?)\s*$")
 
 
 def parse_filter(text: str, table: Table, dialect: str | None = "duckdb", flag: str = "--") -> RowFilter:

@@ -111,7 +111,8 @@ def resolve(
         notes.append(label_note(labels))
     notes += _distinct_notes([m for m in measures if m.kind == "count_distinct"], grain, current, dims)
     spec = AnalysisSpec(
-        metric=request.metric,
+        # the headline, the charts and memory name what was measured: the filtered rows' metric
+        metric=f"{request.metric} [{row_filter.described}]" if row_filter is not None else request.metric,
         numerator=num.name,
         denominator=den.name if den else None,
         computed={m.name: m for m in measures if m.kind != "sum"},
