@@ -25,8 +25,8 @@ BASELINE = (date(2026, 3, 16), date(2026, 3, 22))
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Revenue that fell in country=DE & channel=social only (to 30%): the whole metric barely moved."""
     path, _ = write_synth(
-        tmp_path_factory.mktemp("d"), "segment_change", seed=11, segment={"country": "DE", "channel": "social"},
-        factor=0.3,
+        tmp_path_factory.mktemp("d"), "segment_change", seed=11,
+        segment={"country": "DE", "channel": "social"}, factor=0.3,
     )  # fmt: skip
     return path
 
