@@ -94,6 +94,27 @@ class Request(BaseModel):
         default_factory=list, description="dimensions kept even when their values look like identifiers"
     )
     objective: str | None = None
+    filter: str | None = Field(
+        None,
+        description="the rows the run keeps: a segment (region=EU, several joined with , or &) or a "
+        "boolean SQL expression over the table's columns; checked against the data in sources.filters",
+    )
+
+
+_PLAIN = re.compile(r"^[^=,&<>!;'\"()]+$")
+
+
+def segment_text(segment: dict[str, Any]) -> str:
+    """The `--filter` text naming one segment (what triage flags): `region=EU,device=ios`, or, when
+    a value holds a character that form cannot, the same comparison as text in SQL."""
+    plain = [str(x) for pair in segment.items() for x in pair]
+    if all(_PLAIN.match(x) and x == x.strip() for x in plain):
+        return ",".join(f"{c}={v}" for c, v in segment.items())
+    quoted = (
+        "CAST(\"{}\" AS VARCHAR) = '{}'".format(c.replace('"', '""'), str(v).replace("'", "''"))
+        for c, v in segment.items()
+    )
+    return " AND ".join(quoted)
 
 
 def parse_end(text: str, flag: str = "") -> date:
@@ -152,9 +173,11 @@ def build_request(
     table: str | None = None,
     sql: str | None = None,
     keep_dimensions: list[str] | str | None = None,
+    filter: str | dict[str, Any] | None = None,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
-    `flag` prefixes the names in messages ("--" for the command line)."""
+    `flag` prefixes the names in messages ("--" for the command line). `filter` is the `--filter`
+    text, or a segment as a dict ({"region": "EU"}: the rows of a segment triage flagged)."""
     if not metric:
         raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
     if baseline not in BASELINES:
@@ -165,10 +188,13 @@ def build_request(
         dimensions = [d.strip() for d in dimensions.split(",") if d.strip()]
     if isinstance(keep_dimensions, str):
         keep_dimensions = [d.strip() for d in keep_dimensions.split(",") if d.strip()]
+    if isinstance(filter, dict):
+        filter = segment_text(filter)
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
+        "filter": (filter or "").strip() or None,
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

@@ -1,18 +1,23 @@
 """Reading data as an Ibis table whose time column holds dates: a Parquet or CSV file (in DuckDB)
 or a DataFrame, its time column read without a guess (timestamps as the day in the data's own
-zone, integer years and YYYYMM(DD), epoch numbers, `2024-Q1` text)."""
+zone, integer years and YYYYMM(DD), epoch numbers, `2024-Q1` text), and keeping the rows a run's
+filter names (`filtered`)."""
 
 from __future__ import annotations
 
 import contextlib
+import operator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import ibis
 import ibis.expr.types as ir
 import pandas as pd
+from ibis.common.exceptions import IbisError
 
 from .grain import EPOCH_UNITS, integer_time_kind
+from .spec import RowFilter
 from .table import Table
 
 _TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern -> how to make a date
@@ -26,8 +31,19 @@ class TimeColumnError(ValueError):
     """A time column whose values cannot be read as dates without a guess."""
 
 
-def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] | None = None) -> Table:
-    """Open a Parquet/CSV path (or a DataFrame) as an Ibis table whose time column is a date.
+class FilterError(ValueError):
+    """A filter that is not a read-only boolean expression over the table's columns."""
+
+
+def open_table(
+    source: Any,
+    time_column: str,
+    con: Any = None,
+    notes: list[str] | None = None,
+    where: RowFilter | None = None,
+) -> Table:
+    """Open a Parquet/CSV path (or a DataFrame) as an Ibis table whose time column is a date, and
+    keep only the rows `where` names (a run's filter).
 
     A timestamp with a time zone gives the day in that zone (the data's own), not in UTC; how the
     time column was read is added to `notes` when it was not plain dates.
@@ -66,7 +82,135 @@ def open_table(source: Any, time_column: str, con: Any = None, notes: list[str] 
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
     if time_column in table.columns and not table[time_column].type().is_date():
         table = table.mutate(**{time_column: as_dates(table, time_column, said)})
-    return table
+    return filtered(table, where)
+
+
+# the filter ---------------------------------------------------------------------------------------
+def filtered(table: Table, where: RowFilter | None) -> Table:
+    """The rows `where` keeps, rebuilt from its fields: each `column = value` pair compared as text,
+    or the SQL expression translated node by node into Ibis (`sql_predicate`). None keeps every row."""
+    if where is None:
+        return table
+    if where.segment:
+        return table.filter([table[c].cast("string") == v for c, v in where.segment])
+    return table.filter(sql_predicate(table, where.sql or "", where.dialect))
+
+
+def parse_condition(sql: str, dialect: str | None) -> Any:
+    """The one sqlglot expression `sql` is; a `FilterError` for anything else (two statements, a
+    statement, a subquery or another table)."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    try:
+        found = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except SqlglotError as e:
+        raise FilterError(f"cannot be read as {dialect or 'SQL'} ({str(e).splitlines()[0][:120]})") from None
+    if len(found) != 1:
+        kinds = "; ".join(type(s).__name__.upper() for s in found) or "nothing"
+        raise FilterError(f"holds {len(found)} statements ({kinds})")
+    node = found[0]
+    if isinstance(node, exp.Query | exp.Command) or not isinstance(node, exp.Condition):
+        what = str(node.this).upper() if isinstance(node, exp.Command) else node.key.upper()
+        raise FilterError(f"is a {what} statement, not a condition on rows")
+    if node.find(exp.Query, exp.Table):
+        raise FilterError("holds a subquery: a filter reads only this table's own columns")
+    return node
+
+
+def sql_predicate(table: Table, sql: str, dialect: str | None) -> ir.BooleanValue:
+    """`sql` as an Ibis condition on `table`. Only what a filter needs translates (columns of this
+    table, literals, comparisons, AND/OR/NOT, IN, BETWEEN, LIKE, IS NULL, arithmetic, CAST and a few
+    pure functions): anything else is a `FilterError`, so nothing else can reach an engine."""
+    node = parse_condition(sql, dialect)
+    try:
+        value = _value(node, table)
+    except IbisError as e:  # `region = 1`: text beside a number
+        raise FilterError(f"does not type-check on this table ({str(e).splitlines()[0][:160]})") from None
+    if not isinstance(value, ir.BooleanValue):
+        raise FilterError("is not true or false for each row (write a comparison, e.g. amount > 100)")
+    return value
+
+
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "EQ": operator.eq, "NEQ": operator.ne, "GT": operator.gt, "GTE": operator.ge, "LT": operator.lt,
+    "LTE": operator.le, "And": operator.and_, "Or": operator.or_, "Add": operator.add,
+    "Sub": operator.sub, "Mul": operator.mul, "Div": operator.truediv, "Mod": operator.mod,
+}  # fmt: skip
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "Not": operator.invert, "Neg": operator.neg, "Lower": lambda v: v.lower(),
+    "Upper": lambda v: v.upper(), "Length": lambda v: v.length(), "Trim": lambda v: v.strip(),
+    "Abs": lambda v: v.abs(),
+}  # fmt: skip
+_TYPES = {"DATE": "date", "TIMESTAMP": "timestamp", "TEXT": "string", "VARCHAR": "string", "CHAR": "string",
+    "INT": "int64", "BIGINT": "int64", "SMALLINT": "int64", "DOUBLE": "float64", "FLOAT": "float64",
+    "DECIMAL": "float64", "BOOLEAN": "boolean"}  # fmt: skip
+FILTER_GRAMMAR = (
+    "columns and values compared with = <> < > <= >=, IN (...), BETWEEN, LIKE, IS NULL, joined with AND, OR, "
+    "NOT; arithmetic, CAST and lower, upper, length, trim, abs, coalesce"
+)
+
+
+def _value(node: Any, t: Table) -> Any:
+    from sqlglot import exp
+
+    kind = type(node).__name__
+    if isinstance(node, exp.Paren):
+        return _value(node.this, t)
+    if isinstance(node, exp.Column):
+        if node.table or node.name not in t.columns:
+            raise FilterError(f"names {node.sql()!r}, which is not a column of this table")
+        return t[node.name]
+    if isinstance(node, exp.Literal):
+        text = str(node.this)
+        return ibis.literal(
+            text if node.is_string else (float(text) if "." in text or "e" in text.lower() else int(text))
+        )
+    if isinstance(node, exp.Boolean):
+        return ibis.literal(bool(node.this))
+    if isinstance(node, exp.Null):
+        return ibis.null()
+    if kind in _BINARY:
+        left, right = _value(node.this, t), _value(node.expression, t)
+        return _BINARY[kind](*_comparable(left, right))
+    if kind in _UNARY and not node.expressions:
+        return _UNARY[kind](_value(node.this, t))
+    if isinstance(node, exp.In) and not (
+        node.args.get("query") or node.args.get("unnest") or node.args.get("field")
+    ):
+        value = _value(node.this, t)
+        return value.isin([_comparable(value, _value(e, t))[1] for e in node.expressions])
+    if isinstance(node, exp.Between):
+        value = _value(node.this, t)
+        low, high = (_comparable(value, _value(node.args[k], t))[1] for k in ("low", "high"))
+        return value.between(low, high)
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        return _value(node.this, t).isnull()
+    if isinstance(node, exp.Like | exp.ILike) and isinstance(node.expression, exp.Literal):
+        value, pattern = _value(node.this, t), str(node.expression.this)
+        return value.like(pattern) if isinstance(node, exp.Like) else value.ilike(pattern)
+    if isinstance(node, exp.Coalesce):
+        return ibis.coalesce(*(_value(e, t) for e in [node.this, *node.expressions]))
+    if isinstance(node, exp.Cast) and node.to.this.name in _TYPES:
+        return _value(node.this, t).cast(_TYPES[node.to.this.name])
+    what = kind.upper()
+    if isinstance(node, exp.Func):
+        what = f"{node.this if isinstance(node, exp.Anonymous) else node.sql_name()}()"
+    raise FilterError(f"uses {what}, which a filter cannot hold; a filter holds {FILTER_GRAMMAR}")
+
+
+def _comparable(left: Any, right: Any) -> tuple[Any, Any]:
+    """A text literal beside a date or timestamp column reads as that type (`day >= '2024-03-01'`)."""
+    for a, b in ((left, right), (right, left)):
+        if (
+            a.type().is_temporal()
+            and b.type().is_string()
+            and isinstance(b.op(), ibis.expr.operations.Literal)
+        ):
+            cast = b.cast(a.type())
+            return (left, cast) if b is right else (cast, right)
+    return left, right
 
 
 def _parquet_zone(path: Path, column: str) -> str | None:

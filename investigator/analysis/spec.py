@@ -76,6 +76,24 @@ def parse_measure(text: str) -> Measure:
     return Measure(kind=kind, column=column)
 
 
+class RowFilter(BaseModel, frozen=True):
+    """The rows a run keeps (`--filter`), as data: `column = value` pairs compared as text, or a
+    boolean SQL expression checked and re-rendered by sqlglot. Whoever opens the data rebuilds the
+    filter from these fields (`reading.filtered`); it is never run as code."""
+
+    text: str = Field(description="the filter as the user wrote it")
+    segment: list[tuple[str, str]] = Field(
+        default_factory=list, description="(column, value) pairs, all must hold; values compared as text"
+    )
+    sql: str | None = Field(None, description="a boolean expression over the table's columns, re-rendered")
+    dialect: str | None = Field(None, description="the sqlglot dialect `sql` is written in")
+
+    @property
+    def described(self) -> str:
+        """The filter in words: `region = EU and device = ios`, or the SQL expression."""
+        return " and ".join(f"{c} = {v}" for c, v in self.segment) or self.sql or self.text
+
+
 class AnalysisSpec(BaseModel):
     """A metric (a summed column, or a ratio of two summed columns) compared over two windows."""
 
@@ -93,6 +111,7 @@ class AnalysisSpec(BaseModel):
         default_factory=dict,
         description="measures that are not a column summed (counts, distinct counts), by their name",
     )
+    filter: RowFilter | None = Field(None, description="the rows the run keeps; None: every row")
     notes: list[str] = Field(
         default_factory=list,
         description="how the input was read, for the report: columns left out, units and zones assumed",

@@ -159,6 +159,13 @@ def main_command(
         typer.Option(help="Comma-separated dimensions to localize even when their values look like ids."),
     ] = None,
     objective: Annotated[str | None, typer.Option(help="The question in words.")] = None,
+    filter: Annotated[
+        str | None,
+        typer.Option(
+            help="Only these rows: a segment (region=EU, several joined with , or &; compared as text) "
+            "or a boolean SQL expression over the columns (\"amount > 100 AND region IN ('EU','UK')\")."
+        ),
+    ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
     planner: Annotated[str | None, typer.Option(help="offline (default) or llm.")] = None,
@@ -191,9 +198,9 @@ def main_command(
         request, settings, choice = ask(
             metric=metric, data=data, table=table, sql=sql, window=window, end=end, baseline=baseline,
             time_column=time_column, dimensions=dimensions, keep_dimensions=keep_dimensions,
-            objective=objective, planner=planner, sandbox=sandbox, max_iterations=max_iterations,
-            max_tokens_per_run=max_tokens_per_run, model=model, llm_mode=llm_mode, runs_dir=runs_dir,
-            home=home, flag="--",
+            objective=objective, filter=filter, planner=planner, sandbox=sandbox,
+            max_iterations=max_iterations, max_tokens_per_run=max_tokens_per_run, model=model,
+            llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--",
         )  # fmt: skip
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks, llm=choice, started=program_started)

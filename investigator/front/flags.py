@@ -32,6 +32,7 @@ def ask(
     dimensions: list[str] | str | None = None,
     keep_dimensions: list[str] | str | None = None,
     objective: str | None = None,
+    filter: str | dict[str, str] | None = None,
     planner: str | None = None,
     sandbox: str | None = None,
     max_iterations: int | None = None,
@@ -47,6 +48,7 @@ def ask(
     request = build_request(
         metric, data or None, window, end, baseline, time_column, dimensions, objective,
         flag=flag, table=table, sql=sql, keep_dimensions=keep_dimensions,
+        filter=filter,
     )  # fmt: skip
     settings = load_settings(
         planner=planner,

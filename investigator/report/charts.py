@@ -75,12 +75,13 @@ def chart_data(
 ) -> ChartData:
     """Aggregate the run's data (in the engine) into what the charts need; `computed` is the
     table, per-period totals and period cube when the run already has them (its cause check)."""
-    from investigator.analysis.queries import daily_totals, open_table, period_cube
+    from investigator.analysis.queries import daily_totals, period_cube
+    from investigator.sources.filters import run_source
 
     if computed is not None:
         table, daily, cube = computed
     else:
-        table = open_table(data_path, spec.time_column)
+        table = run_source(data_path, spec).open(spec.time_column)  # the rows the run's filter keeps
         daily, cube = daily_totals(table, spec), period_cube(table, spec)
     earliest = min(spec.baseline.start, spec.current.start)
     if spec.grain == "day":

@@ -42,6 +42,7 @@ class Inputs(BaseModel):
     data: str | None = Field(None, description="the source as given, never with a password")
     table: str | None = None
     sql: str | None = None
+    filter: str | None = Field(None, description="the rows the run kept (--filter), as the user wrote it")
     time_column: str
     grain: str = Field(description="the data's period, e.g. 'day', 'month', '5 years'")
     dimensions: list[str]
@@ -196,7 +197,7 @@ def inputs_of(state: RunState) -> Inputs:
     r, s = state.request, state.spec
     grain = s.grain if s.grain_step == 1 else f"{s.grain_step} {s.grain}s"
     return Inputs(
-        data=r.data, table=r.table, sql=r.sql, time_column=s.time_column, grain=grain,
+        data=r.data, table=r.table, sql=r.sql, filter=r.filter, time_column=s.time_column, grain=grain,
         dimensions=s.dimensions, window=str(r.window), baseline=s.baseline_kind,
     )  # fmt: skip
 

@@ -98,7 +98,7 @@ def refusal(checked: Verification) -> str | None:
 
 
 def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:
-    """The host's check of a run's causes, on the run's own data file."""
-    from investigator.sources.files import FileSource
+    """The host's check of a run's causes, on the run's own data file (the rows its filter keeps)."""
+    from investigator.sources.filters import run_source
 
-    return CauseChecker(FileSource(state.data_path), state.spec, settings.verify_tolerance)
+    return CauseChecker(run_source(state.data_path, state.spec), state.spec, settings.verify_tolerance)

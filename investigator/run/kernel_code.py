@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 SETUP = """\
 from investigator.analysis import *
 spec = AnalysisSpec.model_validate_json({spec!r})
-table = open_table({path!r}, spec.time_column)
+table = open_table({path!r}, spec.time_column{where})
 daily = daily_totals(table, spec)
 history = dimension_history(table, spec)
 cube = period_cube(table, spec, labels=history.labels)
@@ -49,9 +49,12 @@ def setup_code(spec: AnalysisSpec, data_path: str) -> str:
     day, week, month, ... of the data's grain), each dimension's values per period (`history`,
     read by the quality checks and the segments' own histories) and the period cube, and measure
     the movement (iteration 0). A warehouse run's data is its extract, and the code says so to the
-    planner."""
-    code = SETUP.format(spec=spec.model_dump_json(), path=data_path)
-    return code + EXTRACT_NOTE if PurePath(data_path).name == EXTRACT_FILE else code
+    planner. A run's filter (`spec.filter`, validated data) is rebuilt by `open_table` from its
+    fields; an extract holds only the filtered rows already, so it is read as it is."""
+    extract = PurePath(data_path).name == EXTRACT_FILE
+    where = ", where=spec.filter" if spec.filter is not None and not extract else ""
+    code = SETUP.format(spec=spec.model_dump_json(), path=data_path, where=where)
+    return code + EXTRACT_NOTE if extract else code
 
 
 def verify_code(causes: list[RootCause], tolerance: float) -> str:

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from investigator.analysis.grain import Grain
-from investigator.analysis.spec import AnalysisSpec, Measure, Window
+from investigator.analysis.reading import filtered
+from investigator.analysis.spec import AnalysisSpec, Measure, RowFilter, Window
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.request import Request, parse_metric
 from investigator.sources.base import DataSource
+from investigator.sources.filters import check_rows, parse_filter
 from investigator.sources.identifiers import (
     identifier_dimensions,
     identifier_note,
@@ -64,6 +66,12 @@ def resolve(
             raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}{tail}")
     if not schema[time_column].is_date():
         raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
+    row_filter = parse_filter(request.filter, table, _dialect(source)) if request.filter else None
+    everything = table
+    if row_filter is not None:  # from here on, the run's data is the rows the filter keeps
+        everything, table = table, filtered(table, row_filter)
+        check_rows(everything, table, row_filter, time_column)
+        notes.insert(0, _filter_note(row_filter))
     for col in (m.column for m in measures if m.kind == "sum" and m.column):
         if not schema[col].is_numeric():
             raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
@@ -81,6 +89,8 @@ def resolve(
     if len(set(dims)) != len(dims):
         twice = sorted({d for d in dims if dims.count(d) > 1})
         raise UserError(f"dimension(s) {', '.join(map(repr, twice))} given more than once")
+    fixed = [c for c, _ in row_filter.segment] if row_filter is not None else []
+    dims = [d for d in dims if d not in fixed]  # one value left: nothing to localize
     missing = [d for d in dims if d not in columns]
     if missing:
         raise DataError(
@@ -88,6 +98,8 @@ def resolve(
         )
     windows = plan(distinct_dates(table, time_column), request.window, request.baseline, request.end)
     grain, current, baseline = windows.grain, windows.current, windows.baseline
+    if row_filter is not None:
+        check_rows(everything, table, row_filter, time_column, [current, baseline])
     judged = [d for d in dims if d not in request.keep_dimensions]
     ids = identifier_dimensions(table, time_column, judged, current)
     if ids:
@@ -99,7 +111,8 @@ def resolve(
         notes.append(label_note(labels))
     notes += _distinct_notes([m for m in measures if m.kind == "count_distinct"], grain, current, dims)
     spec = AnalysisSpec(
-        metric=request.metric,
+        # the headline, the charts and memory name what was measured: the filtered rows' metric
+        metric=f"{request.metric} [{row_filter.described}]" if row_filter is not None else request.metric,
         numerator=num.name,
         denominator=den.name if den else None,
         computed={m.name: m for m in measures if m.kind != "sum"},
@@ -110,9 +123,26 @@ def resolve(
         baseline_kind=request.baseline,
         grain=grain.unit,
         grain_step=grain.step,
+        filter=row_filter,
         notes=notes,
     )
     return spec, table
+
+
+def _dialect(source: DataSource) -> str | None:
+    """The SQL dialect a filter is read in: the engine's behind a URL, DuckDB's for a file."""
+    from investigator.sources.readonly import dialect
+    from investigator.sources.urls import expand, is_url, scheme
+
+    data = getattr(source, "data", None)
+    return dialect(scheme(expand(data))) if isinstance(data, str) and is_url(data) else "duckdb"
+
+
+def _filter_note(row_filter: RowFilter) -> str:
+    return (
+        f"Filtered: only rows where {row_filter.described} are counted (--filter {row_filter.text}); "
+        "every number here is of those rows."
+    )
 
 
 def _fit_definition(

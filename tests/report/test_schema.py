@@ -29,7 +29,7 @@ def test_a_report_follows_the_schema_and_says_what_produced_it(tmp_path: Path) -
     jsonschema.validate(report, json_schema())
     assert report["schema_version"] == SCHEMA_VERSION
     assert report["inputs"] == {
-        "data": str(data), "table": None, "sql": None, "time_column": "date", "grain": "day",
+        "data": str(data), "table": None, "sql": None, "filter": None, "time_column": "date", "grain": "day",
         "dimensions": ["country", "channel"], "window": "7d", "baseline": "previous",
     }  # fmt: skip
     assert report["movement"]["z"] is not None and abs(report["movement"]["z"]) > 3
