@@ -14,8 +14,7 @@ from investigator.config import load_settings
 from investigator.request import build_request
 from investigator.runner import investigate
 
-from .conftest import write_synth
-from .test_cli import cli
+from tests.conftest import cli, write_synth
 
 CURRENT = (date(2026, 3, 23), date(2026, 3, 29))
 BASELINE = (date(2026, 3, 16), date(2026, 3, 22))
@@ -123,7 +122,7 @@ def test_resume_keeps_the_filter(data: Path, tmp_path: Path) -> None:
 
 
 def test_a_warehouse_extract_holds_the_filtered_rows(data: Path, tmp_path: Path) -> None:
-    from .sources.conftest import load_duckdb
+    from tests.sources.conftest import load_duckdb
 
     load_duckdb(tmp_path / "shop.ddb", "sales", data)
     settings = load_settings(sandbox="inprocess", runs_dir=tmp_path / "runs")
