@@ -111,6 +111,7 @@ def resolve(
         grain=grain.unit,
         grain_step=grain.step,
         notes=notes,
+        data_last=windows.last,
     )
     return spec, table
 

@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 
 from investigator.config import Settings
-from investigator.request import build_request
 from investigator.kernels.mcp import McpKernel
 from investigator.memory import ledger
 from investigator.memory.models import FactProposal
+from investigator.request import build_request
 from investigator.runner import investigate
 
 from ..conftest import write_synth

@@ -1,0 +1,95 @@
+"""An approved late-data fact applies only where its claim can hold: windows that reach the data's
+last `lag` days, the part of a drop those days could hold, and its own segment."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from investigator.config import Settings
+from investigator.report.model import Report
+from investigator.request import build_request
+from investigator.runner import investigate
+from investigator.sources.synth import generate
+
+from .conftest import write_ledger
+
+WHOLE = "- [late_data lag=2d metrics=revenue] revenue data lands about 2 days late"
+
+
+def run(data: Path, settings: Settings, end: date | None = None) -> Report:
+    request = build_request("revenue", str(data), "7d", end, "previous", None, None, None)
+    return investigate(request, settings)
+
+
+def test_a_no_segment_fact_leaves_a_drop_in_one_segment_its_real_cause(
+    tmp_path: Path, msettings: Settings, home: Path
+) -> None:
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5)
+    frame.to_parquet(data := tmp_path / "ios.parquet", index=False)
+    write_ledger(home, "revenue", [WHOLE])
+    report = run(data, msettings)
+    assert [f.kind for f in report.facts] == ["late_data"]  # loaded, and still not applied
+    assert report.root_causes[0].kind == "segment_change"
+    assert report.root_causes[0].segment == {"platform": "ios"}
+    assert "incomplete recent data" not in report.conclusion
+    dq = next(h for h in report.hypotheses if h.id == "H1")  # data quality
+    assert dq.status != "CONFIRMED"
+
+
+def test_a_drop_six_weeks_before_the_data_ends_keeps_its_real_cause(
+    tmp_path: Path, msettings: Settings, home: Path
+) -> None:
+    """The data goes on for six weeks of ordinary days after the drop: the fact is about those
+    last days, not the drop's window, even with the fact in the drop's own segment."""
+    end = date(2026, 2, 15)
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5, end=end)
+    day = pd.to_datetime(frame["date"])
+    later = frame[
+        (day > pd.Timestamp(end - timedelta(days=49))) & (day <= pd.Timestamp(end - timedelta(days=7)))
+    ]
+    later = later.assign(date=pd.to_datetime(later["date"]) + pd.Timedelta(days=49))
+    frame = frame.assign(date=day)
+    pd.concat([frame, later]).to_parquet(data := tmp_path / "old.parquet", index=False)
+    write_ledger(home, "revenue", [WHOLE, "- [late_data platform=ios lag=7d] ios lands 7 days late"])
+    report = run(data, msettings, end=end)
+    assert report.root_causes[0].kind == "segment_change"
+    assert report.root_causes[0].segment == {"platform": "ios"}
+    assert "incomplete recent data" not in report.conclusion
+    assert "approved fact" not in report.root_causes[0].evidence
+
+
+def test_a_fact_in_its_segment_relabels_the_cause_the_table_and_the_headline(
+    tmp_path: Path, msettings: Settings, home: Path
+) -> None:
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5)
+    frame.to_parquet(data := tmp_path / "ios.parquet", index=False)
+    write_ledger(home, "revenue", ["- [late_data platform=ios lag=4d] ios lands 4 days late"])
+    report = run(data, msettings)
+    top = report.root_causes[0]
+    assert (top.kind, top.detail, top.segment) == (
+        "data_quality",
+        "incomplete_recent_data",
+        {"platform": "ios"},
+    )
+    assert top.verified is True  # the host checked the drop's numbers
+    assert "incomplete recent data in platform=ios" in report.conclusion
+    dq = next(h for h in report.hypotheses if h.id == "H1")  # data quality
+    assert dq.status == "CONFIRMED" and "approved fact" in dq.evidence
+    assert report.status == "concluded"
+
+
+def test_a_drop_larger_than_the_late_days_can_hold_keeps_its_cause(
+    tmp_path: Path, msettings: Settings, home: Path
+) -> None:
+    """ios halved over the whole week: two late days could take at most 2/7 of its week."""
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5)
+    frame.to_parquet(data := tmp_path / "ios.parquet", index=False)
+    write_ledger(home, "revenue", ["- [late_data platform=ios lag=2d] ios lands 2 days late"])
+    report = run(data, msettings)
+    top = report.root_causes[0]
+    assert (top.kind, top.segment) == ("segment_change", {"platform": "ios"})
+    assert "may be rows landing late" in top.evidence
+    assert "incomplete recent data" not in report.conclusion
