@@ -23,8 +23,9 @@ def nontrivial(m: NewMemory) -> bool:
 
 
 def memories_of(state: RunState, report: Report) -> list[NewMemory]:
-    """The run's conclusion, each cause with its numbers, and the approved facts it used. Only a
-    concluded run: a partial one stopped before its evidence was complete."""
+    """What the run found: its conclusion and each verified cause with its numbers. Not what it
+    was told (the approved facts live in the ledger). Only a concluded run: a partial one stopped
+    before its evidence was complete."""
     if state.conclusion is None or state.status != "concluded":
         return []
     s = state.spec
@@ -47,8 +48,4 @@ def memories_of(state: RunState, report: Report) -> list[NewMemory]:
                 **base,
             )
         )
-    out += [
-        NewMemory(type="fact", text=f"approved fact used for {s.metric}: {f.text}", segment=f.segment, **base)
-        for f in state.memory.facts
-    ]
     return [m for m in out if nontrivial(m)]

@@ -93,3 +93,22 @@ def test_a_drop_larger_than_the_late_days_can_hold_keeps_its_cause(
     assert (top.kind, top.segment) == ("segment_change", {"platform": "ios"})
     assert "may be rows landing late" in top.evidence
     assert "incomplete recent data" not in report.conclusion
+
+
+def test_runs_store_what_they_found_not_the_facts_they_were_given(
+    tmp_path: Path, msettings: Settings, home: Path, embedder: object
+) -> None:
+    """Two runs with a 30-fact ledger: the store holds their findings and no copy of a fact."""
+    from investigator.memory.store import MemoryStore
+
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5)
+    frame.to_parquet(data := tmp_path / "ios.parquet", index=False)
+    write_ledger(
+        home, "revenue", [f"- [note metrics=revenue] fact number {i} about revenue" for i in range(30)]
+    )
+    first, second = run(data, msettings), run(data, msettings)
+    assert len(first.facts) == 30
+    stored = MemoryStore(home, embedder).all()  # type: ignore[arg-type]
+    assert {m.run_id for m in stored} == {first.run_id, second.run_id}
+    assert not [m for m in stored if m.type == "fact" or "fact number" in m.text]
+    assert len(stored) <= 2 * 4  # a conclusion and a few causes per run
