@@ -30,7 +30,8 @@ def memories_of(state: RunState, report: Report) -> list[NewMemory]:
         return []
     s = state.spec
     where = f"{s.metric} {s.current.start}..{s.current.end} vs {s.baseline.start}..{s.baseline.end}"
-    base = {"run_id": state.run_id, "metric": s.metric}
+    base = {"run_id": state.run_id, "metric": s.metric, "source": state.memory.source,
+            "source_alias": state.memory.source_alias}  # fmt: skip
     out = [NewMemory(type="observation", text=report.conclusion, **base)]  # it names metric and windows
     for c in report.root_causes:
         no_number = [x for x in (c.contribution, c.change) if x is not None and not math.isfinite(x)]

@@ -112,3 +112,28 @@ def test_runs_store_what_they_found_not_the_facts_they_were_given(
     assert {m.run_id for m in stored} == {first.run_id, second.run_id}
     assert not [m for m in stored if m.type == "fact" or "fact number" in m.text]
     assert len(stored) <= 2 * 4  # a conclusion and a few causes per run
+
+
+def test_another_table_with_the_same_metric_and_dimensions_recalls_nothing_of_the_first(
+    tmp_path: Path, msettings: Settings, home: Path, embedder: object
+) -> None:
+    from investigator.memory.models import NewMemory
+    from investigator.memory.store import MemoryStore
+
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5)
+    frame.to_parquet(first_table := tmp_path / "a.parquet", index=False)
+    frame.to_parquet(other_table := tmp_path / "b.parquet", index=False)
+    first = run(first_table, msettings)
+    assert first.recalled == []
+    again = run(first_table, msettings)
+    assert {r.run_id for r in again.recalled} == {first.run_id}  # the same data recalls its past
+    other = run(other_table, msettings)
+    assert other.recalled == [] and not [n for n in other.notes if "Seen before" in n]
+    # the user says the two are the same data: memories stored under the alias are shared
+    store = MemoryStore(home, embedder)  # type: ignore[arg-type]
+    store.add([NewMemory(type="observation", text="revenue fell 40% in platform=ios", run_id="r-alias",
+                         metric="revenue", kind="segment_change", segment={"platform": "ios"},
+                         source="elsewhere", source_alias="sales")])  # fmt: skip
+    found = store.search("revenue fell in platform=ios", 5, "revenue", source=str(other_table), alias="sales")
+    assert [m.run_id for m in found] == ["r-alias"]
+    assert store.search("revenue fell in platform=ios", 5, "revenue", source=str(other_table)) == []
