@@ -137,3 +137,29 @@ def test_another_table_with_the_same_metric_and_dimensions_recalls_nothing_of_th
     found = store.search("revenue fell in platform=ios", 5, "revenue", source=str(other_table), alias="sales")
     assert [m.run_id for m in found] == ["r-alias"]
     assert store.search("revenue fell in platform=ios", 5, "revenue", source=str(other_table)) == []
+
+
+def test_the_html_and_markdown_reports_list_the_same_facts_and_memories(
+    tmp_path: Path, msettings: Settings, home: Path
+) -> None:
+    import html as htmllib
+    import re
+
+    from investigator.report.html import fragment
+    from investigator.report.model import to_markdown
+
+    frame, _ = generate("segment_change", seed=3, segment={"platform": "ios"}, factor=0.5)
+    frame.to_parquet(data := tmp_path / "ios.parquet", index=False)
+    write_ledger(home, "revenue", ["- [note metrics=revenue] refunds are excluded before 2025"])
+    run(data, msettings)
+    report = run(data, msettings)
+    assert report.facts and report.recalled
+    page = htmllib.unescape(re.sub(r"<[^>]+>", "", fragment(report)))
+    markdown = to_markdown(report)
+    for f in report.facts:
+        assert f.id in page and f.text in page and f.text in markdown
+    for m in report.recalled:
+        line = f"run {m.run_id} (relevance {m.score:.2f}): "
+        assert line in page and line in markdown
+    for heading in ("Approved facts used", "Previously found (recalled, tested against this data)"):
+        assert heading in page and heading in markdown
