@@ -23,7 +23,7 @@ from typing import Any
 from investigator.config import load_settings
 from investigator.memory import approval, ledger, recall
 from investigator.memory.embed import CachedEmbedder, WordLlamaEmbedder
-from investigator.memory.models import NewMemory
+from investigator.memory.models import NewMemory, source_key
 from investigator.memory.store import MemoryStore
 from investigator.request import Request
 from investigator.run.context import build_context
@@ -43,8 +43,9 @@ def median_ms(fn: Callable[[], Any], n: int) -> tuple[float, Any]:
     return statistics.median(times), out
 
 
-def memories(n: int) -> list[NewMemory]:
-    """Realistic atomic memories: a cause in a segment of some metric, with its numbers."""
+def memories(n: int, source: str | None = None) -> list[NewMemory]:
+    """Realistic atomic memories: a cause in a segment of some metric, with its numbers, about
+    one of four tables (the first `source`: the one the benchmark's run reads)."""
     dims = list(DEFAULT_DIMS)
     out = []
     for i in range(n):
@@ -56,7 +57,8 @@ def memories(n: int) -> list[NewMemory]:
             f"{10 + i % 90}% of the change ({-1000 - i:,}); {dim}={value}: {50 + i % 200}k -> {40 + i % 150}k"
         )
         out.append(NewMemory(type="observation", text=text, run_id=f"run-{i:05d}", metric=metric,
-                             kind=kind, segment={dim: value}))  # fmt: skip
+                             kind=kind, segment={dim: value},
+                             source=source if i % 4 == 0 else f"/data/table-{i % 4}.parquet"))  # fmt: skip
     return out
 
 
@@ -73,7 +75,7 @@ def main() -> None:
     model = WordLlamaEmbedder()
     model.embed(["warm up"])
     rows["model_load_s"] = round(time.perf_counter() - t, 3)
-    items = memories(args.memories)
+    items = memories(args.memories, source_key(str(work / "data.parquet")))
     texts = [m.text for m in items]
     t = time.perf_counter()
     model.embed(texts)
@@ -100,7 +102,10 @@ def main() -> None:
     )
     rows["top10_found"] = len(found)
     dims = list(DEFAULT_DIMS)
-    rows["top10_recall_ms"], _ = median_ms(lambda: store.search(next(it), 10, "revenue", dims), 20)
+    source = source_key(str(work / "data.parquet"))
+    rows["top10_recall_ms"], _ = median_ms(
+        lambda: store.search(next(it), 10, "revenue", dims, source=source), 20
+    )
 
     facts = work / ".investigator" / "facts"
     lines = ["# Facts: revenue", ""]
@@ -124,7 +129,9 @@ def main() -> None:
     t = time.perf_counter()
     state = new_run(Request(metric="revenue", data=str(data)), data, settings, "offline")
     rows["new_run_with_recall_ms"] = round((time.perf_counter() - t) * 1000, 1)
-    rows["recall_ms"], memory = median_ms(lambda: recall(settings, state.spec, embedder), 10)
+    rows["recall_ms"], memory = median_ms(
+        lambda: recall(settings, state.spec, embedder, source=state.memory.source), 10
+    )
     rows["facts_in_memory"], rows["recalled"] = len(memory.facts), len(memory.recalled)
     run_settings = settings.run_settings()
     rows["context_ms"], ctx = median_ms(lambda: build_context(state, run_settings), 50)

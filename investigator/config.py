@@ -192,6 +192,9 @@ class MetricDefinition(BaseModel):
     data: str | None = Field(None, description="A file, a connection URL, or env:VAR naming one.")
     table: str | None = Field(None, description="The table at `data` when it is a URL.")
     sql: str | None = Field(None, description="A query at `data` when it is a URL, used as the table.")
+    source: str | None = Field(
+        None, description="A name for this data: metrics whose sources share it share their memories."
+    )
 
     @field_validator("expression")
     @classmethod

@@ -18,6 +18,7 @@ from investigator.errors import ConfigError, DataError
 from investigator.factories import sandbox_backend
 from investigator.fmt import clip
 from investigator.memory import load_recall_model, recall
+from investigator.memory.models import source_key
 from investigator.request import Request, metric_definition
 from investigator.run.guard import check_unchanged, fingerprint
 from investigator.run.hypotheses import seed_hypotheses
@@ -56,7 +57,7 @@ def new_run(
         stored, data_file = data, str(Path(data_path).resolve())
     state = RunState(
         fingerprint=fingerprint(data_file),
-        memory=recall(settings, spec),
+        memory=recall(settings, spec, source=_source(request, stored, definition), alias=definition.source),
         run_id=run_id,
         created_at=datetime.now(UTC),
         request=request.model_copy(update={"data": stored}),
@@ -69,6 +70,11 @@ def new_run(
     )
     save(state, run_dir(settings.runs_dir, state.run_id))
     return state
+
+
+def _source(request: Request, stored: str, definition: MetricDefinition) -> str:
+    """The data this run reads, as memory keys it (no credentials)."""
+    return source_key(stored, request.table or definition.table, request.sql or definition.sql)
 
 
 def _extract(

@@ -116,6 +116,7 @@ class AnalysisSpec(BaseModel):
         default_factory=list,
         description="how the input was read, for the report: columns left out, units and zones assumed",
     )
+    data_last: date | None = Field(None, description="the data's last date: where late rows are missing")
 
     @property
     def is_ratio(self) -> bool:

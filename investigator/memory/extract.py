@@ -23,13 +23,15 @@ def nontrivial(m: NewMemory) -> bool:
 
 
 def memories_of(state: RunState, report: Report) -> list[NewMemory]:
-    """The run's conclusion, each cause with its numbers, and the approved facts it used. Only a
-    concluded run: a partial one stopped before its evidence was complete."""
+    """What the run found: its conclusion and each verified cause with its numbers. Not what it
+    was told (the approved facts live in the ledger). Only a concluded run: a partial one stopped
+    before its evidence was complete."""
     if state.conclusion is None or state.status != "concluded":
         return []
     s = state.spec
     where = f"{s.metric} {s.current.start}..{s.current.end} vs {s.baseline.start}..{s.baseline.end}"
-    base = {"run_id": state.run_id, "metric": s.metric}
+    base = {"run_id": state.run_id, "metric": s.metric, "source": state.memory.source,
+            "source_alias": state.memory.source_alias}  # fmt: skip
     out = [NewMemory(type="observation", text=report.conclusion, **base)]  # it names metric and windows
     for c in report.root_causes:
         no_number = [x for x in (c.contribution, c.change) if x is not None and not math.isfinite(x)]
@@ -47,8 +49,4 @@ def memories_of(state: RunState, report: Report) -> list[NewMemory]:
                 **base,
             )
         )
-    out += [
-        NewMemory(type="fact", text=f"approved fact used for {s.metric}: {f.text}", segment=f.segment, **base)
-        for f in state.memory.facts
-    ]
     return [m for m in out if nontrivial(m)]

@@ -46,8 +46,16 @@ def load_recall_model(settings: Settings) -> None:
     pool.shutdown(wait=False)
 
 
-def recall(settings: Settings, spec: AnalysisSpec, embedder: Embedder | None = None) -> MemoryContext:
-    """Approved facts relevant to this metric and its dimensions, and relevant past memories."""
+def recall(
+    settings: Settings,
+    spec: AnalysisSpec,
+    embedder: Embedder | None = None,
+    source: str | None = None,
+    alias: str | None = None,
+) -> MemoryContext:
+    """Approved facts relevant to this metric and its dimensions, and relevant past memories of
+    this source (`source_key`) or of one named alike (`alias`, metrics.yaml `source:`): another
+    table's memories are another data's. With no source known, nothing is recalled."""
     warnings: list[str] = []
     facts, recalled = [], []
     try:
@@ -55,13 +63,15 @@ def recall(settings: Settings, spec: AnalysisSpec, embedder: Embedder | None = N
         every, more = ledger.approved(home)
         warnings += more
         facts = ledger.relevant(every, spec.metric, spec.dimensions)[:MAX_FACTS]
-        if (home / DB).exists():  # nothing stored yet: no model to load
+        if source is not None and (home / DB).exists():  # nothing stored yet: no model to load
             from investigator.memory.embed import default_embedder
             from investigator.memory.store import MemoryStore
 
             store = MemoryStore(home, embedder or default_embedder())
             warnings += store.warnings
-            found = store.search(recall_query(spec), RECALL_K, spec.metric, spec.dimensions)
+            found = store.search(
+                recall_query(spec), RECALL_K, spec.metric, spec.dimensions, source=source, alias=alias
+            )
             store.touch([m.id for m in found])
             recalled = [
                 Recalled(run_id=m.run_id, text=m.text, score=m.score or 0.0, kind=m.kind,
@@ -70,7 +80,7 @@ def recall(settings: Settings, spec: AnalysisSpec, embedder: Embedder | None = N
             ]  # fmt: skip
     except Exception as e:  # memory is a bonus: the run goes on without it
         warnings.append(f"memory: recall skipped ({type(e).__name__}: {e})")
-    return MemoryContext(facts=facts, recalled=recalled, warnings=warnings)
+    return MemoryContext(facts=facts, recalled=recalled, warnings=warnings, source=source, source_alias=alias)
 
 
 def remember(

@@ -13,6 +13,27 @@ FactKind = Literal["late_data", "note"]
 MemoryType = Literal["fact", "decision", "preference", "observation"]
 
 
+def source_key(data: str, table: str | None = None, sql: str | None = None) -> str:
+    """The data a run read, as memory keys it: a file by its absolute path, a URL by its place
+    (no user, password or query), with the table or a hash of the query."""
+    from pathlib import Path
+    from urllib.parse import urlsplit
+
+    if "://" in data and not data.startswith("file://"):
+        try:
+            parts = urlsplit(data)
+            place = (
+                f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+            )
+        except ValueError:
+            place = data.split("://", 1)[0] + "://?"
+    else:
+        place = str(Path(data.removeprefix("file://")).expanduser().resolve())
+    if sql:
+        return f"{place}#sql:{hashlib.sha1(' '.join(sql.split()).encode()).hexdigest()[:10]}"
+    return f"{place}#{table}" if table else place
+
+
 def fact_id(kind: str, segment: dict[str, str], lag_days: int | None, metrics: list[str], text: str) -> str:
     """The same fact gets the same id wherever it comes from, so a proposal is made once."""
     key = json.dumps([kind, sorted(segment.items()), lag_days, sorted(metrics), text.strip().lower()])
@@ -60,6 +81,8 @@ class Recalled(BaseModel):
 
 class MemoryContext(BaseModel):
     facts: list[ApprovedFact] = Field(default_factory=list)
+    source: str | None = Field(None, description="the data the run read (`source_key`): its memories' home")
+    source_alias: str | None = Field(None, description="metrics.yaml `source:`: sources named alike share")
     recalled: list[Recalled] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list, description="memory trouble; the run went on")
 
@@ -73,6 +96,8 @@ class NewMemory(BaseModel):
     metric: str | None = None
     kind: str | None = None
     segment: dict[str, str] = Field(default_factory=dict)
+    source: str | None = Field(None, description="the data it is about: a file, a URL's place, a table")
+    source_alias: str | None = None
 
 
 class StoredMemory(NewMemory):

@@ -47,13 +47,18 @@ CREATE TABLE IF NOT EXISTS memories (
     summary INTEGER NOT NULL DEFAULT 0,
     sources TEXT NOT NULL DEFAULT '[]',
     model TEXT NOT NULL,
-    embedding BLOB NOT NULL
+    embedding BLOB NOT NULL,
+    data_source TEXT,  -- the data it is about (`source_key`); NULL: unknown, recalled by no run
+    source_alias TEXT  -- metrics.yaml `source:`: memories of sources named alike are shared
 );
 CREATE INDEX IF NOT EXISTS memories_metric ON memories(metric);
 CREATE INDEX IF NOT EXISTS memories_run ON memories(run_id);
 CREATE INDEX IF NOT EXISTS memories_used ON memories(access_count);  -- recall reads uses, not blobs
 """
-_COLUMNS = "id, type, text, run_id, metric, kind, segment, created, last_access, access_count, summary"
+_COLUMNS = (
+    "id, type, text, run_id, metric, kind, segment, created, last_access, access_count, summary, "
+    "data_source, source_alias"
+)
 
 
 def relevance(similarity: float, age_days: float, uses: int) -> float:
@@ -86,6 +91,10 @@ class MemoryStore:
     def _init(self) -> None:
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            have = {r[1] for r in db.execute("PRAGMA table_info(memories)")}
+            for column in ("data_source", "source_alias"):  # a store made before memories had sources
+                if column not in have:
+                    db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
             db.execute("SELECT count(*) FROM memories").fetchone()
 
     @contextmanager
@@ -112,7 +121,7 @@ class MemoryStore:
         when = (created or datetime.now(UTC)).timestamp()
         rows = [
             (m.type, m.text, m.run_id, m.metric, m.kind, json.dumps(m.segment, sort_keys=True), when,
-             self.embedder.name, v.astype(np.float32).tobytes())
+             self.embedder.name, v.astype(np.float32).tobytes(), m.source, m.source_alias)
             for m, v in zip(memories, vectors, strict=True)
         ]  # fmt: skip
         with self._connect() as db:
@@ -128,7 +137,8 @@ class MemoryStore:
                 int(
                     db.execute(
                         "INSERT INTO memories (type, text, run_id, metric, kind, segment, created, model, "
-                        "embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        "embedding, data_source, source_alias) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                        "RETURNING id",
                         row,
                     ).fetchone()[0]
                 )
@@ -188,12 +198,15 @@ class MemoryStore:
         min_similarity: float = MIN_SIMILARITY,
         now: datetime | None = None,
         latest_only: bool = True,
+        source: str | None = None,
+        alias: str | None = None,
     ) -> list[StoredMemory]:
-        """The `k` most relevant memories for `text`: of this metric (and the general ones) and
-        about only these dimensions, when given; most relevant first, with `score` set. With
-        `latest_only`, of memories about the same segment only the most recent is kept."""
+        """The `k` most relevant memories for `text`: of this metric (and the general ones), of
+        this source (or one with the same alias) and about only these dimensions, when given; most
+        relevant first, with `score` set. With `latest_only`, of memories about the same segment
+        only the most recent is kept."""
         with self._connect() as db:
-            index = self._index(db, metric)
+            index = self._index(db, metric, source, alias)
             used = dict(db.execute("SELECT id, access_count FROM memories WHERE access_count > 0").fetchall())
         if not len(index.ids):
             return []
@@ -234,18 +247,23 @@ class MemoryStore:
         out = [_memory(r).model_copy(update={"score": round(scores[r[0]], 4)}) for r in found]
         return sorted(out, key=lambda m: -(m.score or 0))
 
-    def _index(self, db: sqlite3.Connection, metric: str | None) -> _Index:
-        """The embeddings of this metric's memories, read once per process while nothing was
-        added or removed (a recall runs in milliseconds among 10,000 memories)."""
+    def _index(
+        self, db: sqlite3.Connection, metric: str | None, source: str | None = None, alias: str | None = None
+    ) -> _Index:
+        """The embeddings of this metric's (and source's) memories, read once per process while
+        nothing was added or removed (a recall runs in milliseconds among 10,000 memories)."""
         state = db.execute("SELECT count(*), max(id), min(id) FROM memories").fetchone()
-        key = (str(self.path.resolve()), self.embedder.name, metric)
+        key = (str(self.path.resolve()), self.embedder.name, metric, source, alias)
         cached = _INDEXES.get(key)
         if cached is not None and cached.state == state:
             return cached
-        where, args = "model = ?", [self.embedder.name]
+        where, args = "model = ?", list[str | None]([self.embedder.name])
         if metric is not None:
             where += " AND (metric = ? OR metric IS NULL)"
             args.append(metric)
+        if source is not None:
+            where += " AND (data_source = ? OR source_alias = ?)"
+            args += [source, alias]
         rows = db.execute(
             f"SELECT id, embedding, created, segment FROM memories WHERE {where}", args
         ).fetchall()
@@ -273,25 +291,29 @@ class MemoryStore:
         with self._connect() as db:
             rows = db.execute(
                 f"SELECT {_COLUMNS}, sources FROM memories WHERE summary = 0 AND created < ? "
-                "ORDER BY metric, created",
+                "ORDER BY metric, data_source, source_alias, created",
                 (cutoff,),
             ).fetchall()
-        by_metric: dict[str | None, list[tuple[StoredMemory, list[str]]]] = {}
+        by_metric: dict[tuple[str | None, str | None, str | None], list[tuple[StoredMemory, list[str]]]] = {}
         for r in rows:
-            by_metric.setdefault(r[4], []).append((_memory(r[:-1]), json.loads(r[-1])))
+            m = _memory(r[:-1])
+            by_metric.setdefault((m.metric, m.source, m.source_alias), []).append((m, json.loads(r[-1])))
         summarised = made = 0
-        for metric, items in by_metric.items():
+        for key, items in by_metric.items():
             groups = [items[i : i + PER_SUMMARY] for i in range(0, len(items), PER_SUMMARY)]
             if len(groups) > 1 and len(groups[-1]) < 2:  # a lone last memory joins the group before
                 groups[-2:] = [groups[-2] + groups[-1]]
             for group in groups:
                 if len(group) < 2:
                     continue  # one memory summarised is the same memory
-                made += self._summarise(metric, group)
+                made += self._summarise(key, group)
                 summarised += len(group)
         return summarised, made
 
-    def _summarise(self, metric: str | None, group: list[tuple[StoredMemory, list[str]]]) -> int:
+    def _summarise(
+        self, key: tuple[str | None, str | None, str | None], group: list[tuple[StoredMemory, list[str]]]
+    ) -> int:
+        metric, source, alias = key
         lines = [f"- {m.created:%Y-%m-%d} run {m.run_id} ({m.type}): {m.text}" for m, _ in group]
         runs = list(dict.fromkeys([m.run_id for m, _ in group] + [s for _, src in group for s in src]))
         head = f"Summary of {len(group)} memories about {metric or 'every metric'}:\n"
@@ -311,9 +333,10 @@ class MemoryStore:
             for piece, v in zip(pieces, vectors, strict=True):
                 db.execute(
                     "INSERT INTO memories (type, text, run_id, metric, created, access_count, summary, "
-                    "sources, model, embedding) VALUES ('observation', ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                    "sources, model, embedding, data_source, source_alias) "
+                    "VALUES ('observation', ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
                     (piece, f"summary-{int(time.time())}", metric, created, uses, json.dumps(runs),
-                     self.embedder.name, v.astype(np.float32).tobytes()),
+                     self.embedder.name, v.astype(np.float32).tobytes(), source, alias),
                 )  # fmt: skip
             db.execute("COMMIT")
         return len(pieces)
@@ -328,7 +351,7 @@ class _Index:
     segments: list[str]
 
 
-_INDEXES: dict[tuple[str, str, str | None], _Index] = {}
+_INDEXES: dict[tuple[str, str, str | None, str | None, str | None], _Index] = {}
 
 
 def _memory(r: tuple[object, ...]) -> StoredMemory:
@@ -338,5 +361,5 @@ def _memory(r: tuple[object, ...]) -> StoredMemory:
     return StoredMemory.model_validate(
         {"id": r[0], "type": r[1], "text": r[2], "run_id": r[3], "metric": r[4], "kind": r[5],
          "segment": json.loads(str(r[6])), "created": when(r[7]), "last_access": when(r[8]),
-         "access_count": r[9], "summary": bool(r[10])}
+         "access_count": r[9], "summary": bool(r[10]), "source": r[11], "source_alias": r[12]}
     )  # fmt: skip

@@ -107,7 +107,9 @@ class OfflinePlanner:
     def conclude(self, context: Context) -> Decision:
         """The evidence's causes, read with the approved facts (a known late-landing segment's
         drop is incomplete recent data), and data problems proposed as facts for people to review."""
-        causes = with_facts(root_causes(context.evidence, context.spec), context.facts)
+        causes = with_facts(
+            root_causes(context.evidence, context.spec), context.facts, context.spec, context.evidence
+        )
         return Decision(
             type=DecisionType.CONCLUDE,
             rationale="Every hypothesis has been tested."

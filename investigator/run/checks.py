@@ -7,6 +7,7 @@ be talked around. A check that cannot run refuses the conclusion; it never accep
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -18,6 +19,8 @@ from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.table import Table, TableAggregates
 from investigator.analysis.verify import Verification, verify_causes
+from investigator.memory.models import ApprovedFact
+from investigator.run.late_facts import measurable
 from investigator.sources.base import DataSource
 
 if TYPE_CHECKING:
@@ -38,7 +41,10 @@ class CauseChecker:
     """Recomputes claimed causes for one run; the aggregates are built once, on first use or
     ahead of it (`start`)."""
 
-    def __init__(self, source: DataSource, spec: AnalysisSpec, tolerance: float) -> None:
+    def __init__(
+        self, source: DataSource, spec: AnalysisSpec, tolerance: float, facts: Sequence[ApprovedFact] = ()
+    ) -> None:
+        self.facts = list(facts)  # approved late-data facts relabel drops: checked as the drops
         self.source, self.spec, self.tolerance = source, spec, tolerance
         self._data: TableAggregates | None = None
         self._pending: Future[TableAggregates] | None = None
@@ -80,6 +86,7 @@ class CauseChecker:
     def check(self, causes: list[RootCause]) -> Verification:
         """One check per cause; raises if the data cannot be read (the caller refuses then)."""
         table, daily, cube = self.aggregates()
+        causes = [measurable(c, self.facts, self.spec) for c in causes]
         return verify_causes(table, daily, cube, self.spec, causes, tolerance=self.tolerance)
 
     def segment_table(self, n: int = 10) -> list[SegmentChange]:
@@ -101,4 +108,6 @@ def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:
     """The host's check of a run's causes, on the run's own data file (the rows its filter keeps)."""
     from investigator.sources.filters import run_source
 
-    return CauseChecker(run_source(state.data_path, state.spec), state.spec, settings.verify_tolerance)
+    return CauseChecker(
+        run_source(state.data_path, state.spec), state.spec, settings.verify_tolerance, state.memory.facts
+    )

@@ -12,7 +12,11 @@ from investigator.run.verdict import conclusion_text, confidence, root_causes, w
 def evidence_decision(state: RunState, causes: list[RootCause] | None = None) -> Decision:
     """The offline verdict on the evidence gathered so far (`causes` overrides its causes)."""
     facts = state.memory.facts  # approved by a person: a known late segment reads as late data
-    causes = with_facts(root_causes(state.evidence, state.spec), facts) if causes is None else causes
+    causes = (
+        with_facts(root_causes(state.evidence, state.spec), facts, state.spec, state.evidence)
+        if causes is None
+        else causes
+    )
     return Decision(
         type=DecisionType.CONCLUDE,
         rationale="",

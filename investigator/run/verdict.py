@@ -16,6 +16,8 @@ from investigator.fmt import num, pair, pct, seg, share
 from investigator.run.decision import Confidence
 from investigator.run.evidence import Evidence, material_issues
 from investigator.run.hidden_causes import _disproportionate, _hidden, _leaders, _offsetting, _outrunners
+from investigator.run.late_facts import late_fact as late_fact
+from investigator.run.late_facts import with_facts as with_facts
 from investigator.run.segment_causes import (
     MIN_OF_LEADER,
     MIN_SHARE,
@@ -26,10 +28,8 @@ from investigator.run.segment_causes import (
 )
 from investigator.run.verdict_words import _parts, _too_short, broad_words, season_words
 from investigator.run.verdict_words import conclusion_text as conclusion_text
-from investigator.run.verdict_words import late_fact as late_fact
 from investigator.run.verdict_words import relabel_note as relabel_note
 from investigator.run.verdict_words import span as span
-from investigator.run.verdict_words import with_facts as with_facts
 
 DQ_DOMINATES = 0.7
 

@@ -1,5 +1,5 @@
 """How a verdict is said: the conclusion a person can repeat, the words for each kind of cause,
-windows as their dates, and approved facts that explain late data."""
+windows as their dates, and drops an approved fact shows as late data."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.fmt import pair, pct, seg, share, value
 from investigator.memory.models import ApprovedFact
 from investigator.run.evidence import Evidence
+from investigator.run.late_facts import fact_of
 
 
 def season_words(season: Seasonality) -> str:
@@ -72,30 +73,6 @@ WORDS: dict[CauseKind, Callable[[RootCause], str]] = {
 }
 
 
-def late_fact(cause: RootCause, facts: Sequence[ApprovedFact]) -> ApprovedFact | None:
-    """The approved `late_data` fact that explains a drop in this cause's segment, if any: rows
-    of a late-landing segment are missing from the last days of the window, not lost."""
-    rising = cause.change is not None and cause.change >= 0
-    if cause.kind not in ("segment_change", "rate_change", "broad_based") or rising:
-        return None
-    return next(
-        (f for f in facts
-         if f.kind == "late_data" and all(cause.segment.get(k) == v for k, v in f.segment.items())),
-        None,
-    )  # fmt: skip
-
-
-def with_facts(causes: list[RootCause], facts: Sequence[ApprovedFact]) -> list[RootCause]:
-    """Causes an approved fact explains as incomplete recent data go first (data problems lead),
-    their evidence naming the fact; the numbers stay as measured, so the check still holds."""
-    known = [
-        c.model_copy(update={"evidence": f"known late data (approved fact {f.id}: {f.text}); {c.evidence}"})
-        for c in causes
-        if (f := late_fact(c, facts)) is not None
-    ]
-    return known + [c for c in causes if late_fact(c, facts) is None]
-
-
 def conclusion_text(
     causes: list[RootCause], evidence: Evidence, spec: AnalysisSpec, facts: Sequence[ApprovedFact] = ()
 ) -> str:
@@ -141,7 +118,7 @@ def conclusion_text(
     )
     parts, late = [], []
     for c in causes[:3]:
-        f = late_fact(c, facts)
+        f = fact_of(c, facts)
         if f is not None:
             late.append(f)
             lag = f"{f.lag_days} days " if f.lag_days else ""

@@ -125,6 +125,7 @@ def resolve(
         grain_step=grain.step,
         filter=row_filter,
         notes=notes,
+        data_last=windows.last,
     )
     return spec, table
 

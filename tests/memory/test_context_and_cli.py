@@ -57,7 +57,8 @@ def test_recall_of_an_empty_home_loads_no_model_and_a_file_home_warns(
 ) -> None:
     data, _ = write_synth(tmp_path, "segment_change", seed=3, segment={"channel": "social"}, factor=0.5)
     state = new_run(Request(metric="revenue", data=str(data)), data, msettings, "offline")
-    assert state.memory == MemoryContext() and not (home / "memory.db").exists()
+    assert state.memory.model_copy(update={"source": None}) == MemoryContext()
+    assert state.memory.source == str(data.resolve()) and not (home / "memory.db").exists()
     shutil.rmtree(home)
     home.write_text("x")
     got = recall(msettings, state.spec)

@@ -36,7 +36,8 @@ def test_an_approved_late_data_fact_turns_a_segment_drop_into_incomplete_recent_
     tmp_path: Path, home: Path
 ) -> None:
     """The real CLI and the MCP sandbox: before the fact, affiliate dropped; after a person approves
-    "affiliate lands 2 days late", the same data reads as incomplete recent data."""
+    "affiliate lands 4 days late" (days enough to hold its drop), the same data reads as incomplete
+    recent data: the cause, the hypothesis table and the headline."""
     data, _ = write_synth(tmp_path, "segment_change", seed=3, segment={"channel": "affiliate"}, factor=0.5)
     args = ["--data", str(data), "--metric", "revenue", "--window", "7d",
             "--runs-dir", str(tmp_path / "runs"), "--quiet", "--home", str(home)]  # fmt: skip
@@ -45,13 +46,13 @@ def test_an_approved_late_data_fact_turns_a_segment_drop_into_incomplete_recent_
     assert "Explained by channel=affiliate" in before.stdout
     ledger.propose(
         home,
-        FactProposal(id="", topic="revenue", kind="late_data", segment={"channel": "affiliate"}, lag_days=2,
-                     metrics=["revenue"], text="channel=affiliate data lands two days late"),
+        FactProposal(id="", topic="revenue", kind="late_data", segment={"channel": "affiliate"}, lag_days=4,
+                     metrics=["revenue"], text="channel=affiliate data lands four days late"),
     )  # fmt: skip
     (pending,), _ = ledger.pending(home)
     approved = cli("facts", "approve", pending.id, "--home", str(home), home=home)
     assert approved.returncode == 0 and pending.id in approved.stdout, approved.stderr
-    assert "[late_data channel=affiliate lag=2d" in (home / "facts" / "revenue.md").read_text()
+    assert "[late_data channel=affiliate lag=4d" in (home / "facts" / "revenue.md").read_text()
 
     after = cli(*args, "--json", str(tmp_path / "after.json"), home=home)
     assert after.returncode == 0, after.stderr
@@ -60,11 +61,14 @@ def test_an_approved_late_data_fact_turns_a_segment_drop_into_incomplete_recent_
     assert "Explained by channel=affiliate" not in report["conclusion"]
     assert [f["id"] for f in report["facts"]] == [pending.id]
     assert report["root_causes"][0]["segment"] == {"channel": "affiliate"}
+    assert report["root_causes"][0]["kind"] == "data_quality"
+    dq = next(h for h in report["hypotheses"] if h["id"] == "H1")  # the data-quality hypothesis
+    assert dq["status"] == "CONFIRMED"
     assert report["root_causes"][0]["verified"] is True  # the numbers still hold
     first = json.loads((tmp_path / "before.json").read_text())
     assert {r["run_id"] for r in report["recalled"]} == {first["run_id"]}
     assert all(set(r) >= {"run_id", "text", "score"} for r in report["recalled"])
-    assert any("Seen before" in n for n in report["notes"])
+    assert any(f"Recalled from run {first['run_id']}" in n for n in report["notes"])
 
 
 def test_an_agent_proposal_waits_for_a_person_and_a_rejection_never_enters(
@@ -94,7 +98,9 @@ def test_an_agent_proposal_waits_for_a_person_and_a_rejection_never_enters(
     assert [f.id for f in approved_run.facts] == [proposal.id]
     state = load(msettings.runs_dir / approved_run.run_id)
     assert state.memory.facts[0].id == proposal.id  # kept in the state: a resume sees the same
-    assert "incomplete recent data in channel=social" in approved_run.conclusion
+    # a fact about the whole metric's last days never explains one channel's drop
+    assert "incomplete recent data" not in approved_run.conclusion
+    assert approved_run.root_causes[0].segment == {"channel": "social"}
 
 
 def test_a_recalled_cause_is_tested_not_concluded(tmp_path: Path, msettings: Settings) -> None:
@@ -104,13 +110,16 @@ def test_a_recalled_cause_is_tested_not_concluded(tmp_path: Path, msettings: Set
     dropped, _ = write_synth(tmp_path / "a", "segment_change", seed=3, segment=social, factor=0.5)
     first = run(dropped, msettings)
     assert first.root_causes[0].segment == {"channel": "social"} and first.recalled == []
-    # the same data with the cause removed: the same draws, factor 1
+    # the same table, reloaded with the cause removed: the same draws, factor 1
     flat, _ = write_synth(tmp_path / "b", "segment_change", seed=3, segment={"channel": "social"}, factor=1.0)
-    second = run(flat, msettings)
+    kept = dropped.read_bytes()
+    dropped.write_bytes(flat.read_bytes())
+    second = run(dropped, msettings)
     assert first.run_id in {r.run_id for r in second.recalled}
     assert "social" not in second.conclusion
     assert all(c.segment != {"channel": "social"} for c in second.root_causes)
     assert any("not found in this data" in n for n in second.notes)
+    dropped.write_bytes(kept)
     third = run(dropped, msettings)
     assert third.root_causes[0].segment == {"channel": "social"}
     assert any("Seen before" in n and first.run_id in n for n in third.notes)
