@@ -13,7 +13,6 @@ import pytest
 from investigator.config import load_settings
 from investigator.request import build_request
 from investigator.runner import investigate
-
 from tests.conftest import cli, write_synth
 
 CURRENT = (date(2026, 3, 23), date(2026, 3, 29))

@@ -13,6 +13,11 @@ from ..conftest import write_synth
 from .conftest import findings, same
 from .test_engines import SCENARIOS, run
 
+# py4j's gateway sockets belong to the Spark session, which stays up for the process by design
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
+)
+
 pytest.importorskip("pyspark", reason='pyspark is an optional extra: pip install -e ".[spark]"')
 if shutil.which("java") is None:
     pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless)", allow_module_level=True)
