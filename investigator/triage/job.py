@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
+from investigator.errors import ConfigError, DataError, UserError
 from investigator.fmt import chat, pct, seg
 from investigator.report.model import Report
 from investigator.request import Request
+from investigator.triage.checks import check_names
 from investigator.triage.config import Target, TriageConfig, expand_targets
 from investigator.triage.digest import Digest, write_digest
 from investigator.triage.notify import AppriseNotifier, Notification, Notifier, deliver
@@ -50,30 +52,58 @@ def settings_for(config: TriageConfig) -> Settings:
 
 
 def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
-    """Every target scanned, one engine query per source (and set of scanned dimensions); a target
-    that cannot be read is an item with its `error`."""
-    from investigator.sources import open_data
+    """Every target scanned, one engine query per source (and set of scanned dimensions). A source
+    that cannot be read gives items with its `error`; a name the data does not have (a misspelt
+    metric, column, time column or scan dimension) is a `ConfigError`, raised before any scan."""
+    from investigator.sources import source_for
 
     groups: dict[tuple[str, str | None, str | None, str, tuple[str, ...]], list[Target]] = {}
     for t in config.targets():
         groups.setdefault((t.data, t.table, t.sql, t.time_column, tuple(t.scan_segments)), []).append(t)
-    items: list[ScanItem] = []
-    for (data, table_name, sql, time_column, _), targets in groups.items():
-        started = time.monotonic()
+    opened: list[tuple[list[Target], Any, Any, str | None]] = []
+    try:
+        for (data, table_name, sql, time_column, _), targets in groups.items():
+            source = source_for(data, table_name, sql)
+            try:
+                table, error = source.open(time_column), None
+            except (ConfigError, DataError) as e:
+                if isinstance(e, ConfigError):
+                    raise
+                table, error = None, _first_line(e)
+            opened.append((targets, source, table, error))
+            if table is not None:
+                check_names(list(table.schema().names), targets, redact(source.describe()))
+        return [item for group in opened for item in _scan(config, *group, redact)]
+    finally:
+        for _, source, _, _ in opened:
+            source.close()
+
+
+def _scan(
+    config: TriageConfig, targets: list[Target], source: Any, table: Any, error: str | None, redact: Redactor
+) -> list[ScanItem]:
+    started = time.monotonic()
+    found = [ScanItem(metric=t.metric, error=error) for t in targets]
+    if table is not None:
+        time_column = targets[0].time_column
         try:
-            table = open_data(data, time_column, table_name, sql)
             windows = plan_source(table, time_column, config.window, config.baseline, config.end)
-            found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
-        except Exception as e:
-            found = [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
-        for item in found:
-            if item.error:
-                item.error = redact(item.error)
-                log("scan failed", metric=item.metric, error=item.error)
-        items += found
-        log("scanned", data=redact(data), metrics=len(targets), series=len(found),
-            flagged=sum(i.flagged for i in found), seconds=round(time.monotonic() - started, 3))  # fmt: skip
-    return items
+        except DataError as e:
+            windows, found = None, [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
+        except UserError as e:  # the config's window and end reach before year 1
+            raise ConfigError(str(e)) from None
+        if windows is not None:
+            try:
+                found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
+            except Exception as e:
+                found = [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
+    for item in found:
+        if item.error:
+            item.error = redact(item.error)
+            log("scan failed", metric=item.metric, error=item.error)
+    log("scanned", data=redact(source.describe()), metrics=len(targets), series=len(found),
+        flagged=sum(i.flagged for i in found), seconds=round(time.monotonic() - started, 3))  # fmt: skip
+    return found
 
 
 def plan_jobs(
@@ -115,13 +145,15 @@ def run_triage(
     settings = settings_for(config)
     state_path = config.state or settings.home / "triage.sqlite"
     now = datetime.now(UTC)
+    scanned = scan_all(config, redact)  # read-only; a misspelt name stops the job here, nothing written
     if dry_run:
-        return _dry_run(config, redact, json_path, now)
+        return _dry_run(config, scanned, json_path, now)
     with state_lock(state_path):
         state = TriageState(state_path)
         try:
             return _run(
                 config,
+                scanned,
                 settings,
                 state,
                 urls,
@@ -136,8 +168,7 @@ def run_triage(
             state.close()
 
 
-def _dry_run(config: TriageConfig, redact: Redactor, json_path: Path | None, now: datetime) -> Outcome:
-    scanned = scan_all(config, redact)
+def _dry_run(config: TriageConfig, scanned: list[ScanItem], json_path: Path | None, now: datetime) -> Outcome:
     skipped = [Skipped.of(i, "dry run") for i in ranked(scanned)]
     digest = Digest(scanned=scanned, skipped=skipped)
     if json_path is not None:
@@ -148,6 +179,7 @@ def _dry_run(config: TriageConfig, redact: Redactor, json_path: Path | None, now
 
 def _run(
     config: TriageConfig,
+    scanned: list[ScanItem],
     settings: Settings,
     state: TriageState,
     urls: list[str],
@@ -159,7 +191,6 @@ def _run(
     backoff_s: float,
 ) -> Outcome:
     started = time.monotonic()
-    scanned = scan_all(config, redact)
     flagged = ranked(scanned)
     jobs, skipped = plan_jobs(config, flagged, state)
     investigated, over_budget = investigate_all(
