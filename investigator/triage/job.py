@@ -22,7 +22,7 @@ from investigator.triage.notify import AppriseNotifier, Notification, Notifier, 
 from investigator.triage.runs import Investigate, Investigated, Job, Skipped, investigate_all, top_cause
 from investigator.triage.scan import ScanItem, plan_source, ranked, scan_targets
 from investigator.triage.secrets import Redactor
-from investigator.triage.state import Seen, TriageState, anomaly_key, state_lock
+from investigator.triage.state import TriageState, anomaly_key, state_lock
 
 logger = logging.getLogger("investigator.triage")
 RAN, SOME_FAILED, COULD_NOT_RUN = 0, 3, 1
@@ -225,23 +225,30 @@ def _notify(
     redact: Redactor,
     backoff_s: float,
 ) -> list[Notification]:
-    """One message about every flagged item nobody was told of yet; nothing new, no message."""
-    new = [i for i in flagged if not (state.seen(_key(i)) or Seen()).notified_at]
+    """One message about what nobody was told yet: each finding not sent before (this run's, or a
+    run's whose message failed), and each anomaly seen for the first time (a deferred one said as
+    not investigated). Only findings are marked notified: a deferred anomaly's finding is sent by
+    the run that investigates it. Nothing new, no message."""
+    seen = {_key(i): state.seen(_key(i)) for i in flagged}
+    found = [i for i in flagged if (s := seen[_key(i)]) and s.summary and not s.notified_at]
+    fresh = [i for i in flagged if seen[_key(i)] is None]
+    said = {_key(i) for i in [*found, *fresh]}
+    new = [i for i in flagged if _key(i) in said]
     if not new or not urls:
         return []
     lines = []
     for item in new:
-        seen = state.seen(_key(item))
+        told = seen[_key(item)]
         why = (s.reason for s in skipped if (s.metric, s.segment) == (item.metric, item.segment))
         reason = next(why, "")
-        found = (seen.summary if seen and seen.summary else "") or f"not investigated ({reason or 'budget'})"
+        finding = (told.summary if told else None) or f"not investigated ({reason or 'budget'})"
         z = "n/a" if item.score is None else f"{item.score:+.1f}"
         what = f"**{chat(item.metric)}** {chat(seg(item.segment))}"  # data is shown, never a mention or link
-        lines.append(f"- {what}: {pct(item.change_pct)} (z {z}) — {chat(found)}")
+        lines.append(f"- {what}: {pct(item.change_pct)} (z {z}) — {chat(finding)}")
     failed = sum(1 for i in investigated if i.status == "failed")
     body = "\n".join(
         [
-            f"{len(new)} anomalies, {len(investigated)} investigated"
+            f"{len(new)} anomalies, {len(found)} with findings, {len(investigated)} investigated this run"
             + (f", {failed} failed" if failed else ""),
             "",
             *lines,
@@ -252,7 +259,8 @@ def _notify(
         event = "notified" if n.ok else "notification failed"
         log(event, target=n.target, error=n.error, attempts=n.attempts)
     if any(n.ok for n in sent):
-        state.mark_notified([_key(i) for i in new])
+        state.mark_notified([_key(i) for i in found])
+        state.note([_key(i) for i in fresh])  # a finding's row is there already
     return sent
 
 
