@@ -169,7 +169,7 @@ def run_triage(
 
 
 def _dry_run(config: TriageConfig, scanned: list[ScanItem], json_path: Path | None, now: datetime) -> Outcome:
-    skipped = [Skipped.of(i, "dry run") for i in ranked(scanned)]
+    skipped = [Skipped.of(i, "dry run") for i in ranked(scanned, config.threshold)]
     digest = Digest(scanned=scanned, skipped=skipped)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +191,7 @@ def _run(
     backoff_s: float,
 ) -> Outcome:
     started = time.monotonic()
-    flagged = ranked(scanned)
+    flagged = ranked(scanned, config.threshold)
     jobs, skipped = plan_jobs(config, flagged, state)
     investigated, over_budget = investigate_all(
         jobs, config, settings, investigate or _run_one, redact, started, log

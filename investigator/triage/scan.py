@@ -273,10 +273,20 @@ def _score(
     return items
 
 
-def ranked(items: list[ScanItem]) -> list[ScanItem]:
-    """Flagged items, largest impact (absolute change in the metric's units) first, then score."""
+def severity(item: ScanItem, threshold: float = 3.0) -> float:
+    """How unusual a move is, in the same units for every metric: its robust z; without enough
+    history to score it, its change against the fallback bar (a move of exactly `FALLBACK_PCT`
+    ranks like one at the threshold). Never the change in the metric's own units, which would rank
+    a ratio's move (0.002) below any revenue move."""
+    if item.score is not None:
+        return abs(item.score)
+    return abs(item.change_pct or 0.0) / FALLBACK_PCT * threshold
+
+
+def ranked(items: list[ScanItem], threshold: float = 3.0) -> list[ScanItem]:
+    """Flagged items, most severe first (one budget serves every metric), then largest relative change."""
     hits = [i for i in items if i.flagged]
-    return sorted(hits, key=lambda i: (-abs(i.change or 0.0), -abs(i.score or 0.0)))
+    return sorted(hits, key=lambda i: (-severity(i, threshold), -abs(i.change_pct or 0.0)))
 
 
 def _number(x: Any) -> float | None:
