@@ -90,6 +90,7 @@ def test_a_query_behind_a_url_is_scanned_and_investigated(shop: Path, tmp_path: 
         data=f"duckdb:///{shop}",
         sql="select * from sales where revenue >= 0",
         metrics=["revenue", {"metric": "orders", "table": "sales"}],
+        budget={"max_investigations": 2, "max_minutes": 10},
     )
     out = triage("--config", str(path), "--json", str(tmp_path / "digest.json"))
     assert out.exit_code == 0, out.stderr
@@ -97,10 +98,13 @@ def test_a_query_behind_a_url_is_scanned_and_investigated(shop: Path, tmp_path: 
     assert [s for s in digest["scanned"] if s.get("error")] == []
     flagged = {(s["metric"], json.dumps(s["segment"])) for s in digest["scanned"] if s["flagged"]}
     assert ("revenue", json.dumps({"channel": "social"})) in flagged
-    [run] = digest["investigated"]  # the verdict is the verdict's tests' business: here, what it read
-    assert run["status"] == "concluded" and run["metric"] == "revenue"
-    inputs = json.loads(Path(run["report"]).with_suffix(".json").read_text())["inputs"]
-    assert inputs["sql"] == "select * from sales where revenue >= 0" and inputs["data"].endswith("shop.ddb")
+    expected = {"revenue": ("select * from sales where revenue >= 0", None), "orders": (None, "sales")}
+    assert {run["metric"] for run in digest["investigated"]} == set(expected)
+    for run in digest["investigated"]:  # the verdict is the verdict's tests' business: here, what it read
+        assert run["status"] == "concluded"
+        inputs = json.loads(Path(run["report"]).with_suffix(".json").read_text())["inputs"]
+        assert (inputs["sql"], inputs["table"]) == expected[run["metric"]]
+        assert inputs["data"].endswith("shop.ddb")
     assert tables(shop) == ["keepme", "sales"]
 
 
