@@ -149,3 +149,34 @@ def test_distinct_counts_counts_and_explicit_ratios_are_scanned_as_the_run_reads
     assert per_user["social"].current == pytest.approx(social["revenue"].sum() / daily, rel=1e-6)
     assert per_user["social"].flagged and per_user["social"].change_pct is not None
     assert per_user["social"].change_pct > 1.0  # the same revenue from a third of the users
+
+
+def test_several_scan_dimensions_cost_the_sum_of_their_values_not_the_product(tmp_path: Path) -> None:
+    """Three dimensions of 12 x 10 x 8 values: the engine returns days x (1 + 12 + 10 + 8) rows,
+    never days x 960, and each dimension's series equals its own one-dimension scan."""
+    from investigator.analysis.spec import Measure
+    from investigator.triage.scan import query_group
+
+    rng = np.random.default_rng(3)
+    n, days = 60_000, 30
+    frame = pd.DataFrame({
+        "date": [date(2026, 3, 1) + timedelta(days=int(d)) for d in rng.integers(0, days, n)],
+        "a": [f"a{v}" for v in rng.integers(0, 12, n)],
+        "b": [f"b{v}" for v in rng.integers(0, 10, n)],
+        "c": [f"c{v}" for v in rng.integers(0, 8, n)],
+        "user": [f"u{v}" for v in rng.integers(0, 5000, n)],
+        "revenue": rng.gamma(2.0, 5.0, n),
+    })  # fmt: skip
+    path = tmp_path / "wide.parquet"
+    frame.to_parquet(path, index=False)
+    table = open_data(str(path), "date")
+    measures = [Measure(column="revenue"), Measure(kind="count_distinct", column="user")]
+    three = query_group(table, "date", ["a", "b", "c"], measures)
+    assert len(three) == days * (1 + 12 + 10 + 8)
+    for dim in ("a", "b", "c"):
+        one = query_group(table, "date", [dim], measures)
+        mine = three[three["_dim"] == dim].sort_values(["date", "_value"]).reset_index(drop=True)
+        alone = one[one["_dim"] == dim].sort_values(["date", "_value"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, alone)
+        expected = frame.groupby(["date", dim])["user"].nunique().sum()
+        assert mine["m1"].sum() == expected  # each segment's own distinct count
