@@ -121,6 +121,11 @@ class TriageConfig(BaseModel):
     sandbox: Literal["auto", "local", "docker"] | None = None
     max_iterations: int | None = Field(None, ge=1)
     notify: list[str] = Field(default_factory=list, description="Apprise URLs; ${VAR} reads the env.")
+    report_url: str | None = Field(
+        None,
+        description="Where the runs folder is served (https://reports.example.com/runs/): messages "
+        "link <report_url><run id>/report.html; default: the report's absolute path.",
+    )
     state: Path | None = Field(None, description="SQLite state; default: <home>/triage.sqlite.")
     runs_dir: Path | None = None
 

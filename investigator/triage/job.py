@@ -203,7 +203,7 @@ def _run(
         if done is None:
             continue
         for item in [job.item, *job.covers]:
-            state.record(_key(item), done.run_id, done.status, _summary(done))
+            state.record(_key(item), done.run_id, done.status, _summary(done, config.report_url))
         covered = f"covered by the run for {job.item.metric} {seg(job.item.segment)}"
         skipped += [Skipped.of(i, covered, done.run_id) for i in job.covers]
     title = _title(config, scanned, now)
@@ -272,11 +272,16 @@ def _run_one(request: Request, settings: Settings) -> Report:
     return investigate(request, settings, reuse_kernel=True)
 
 
-def _summary(done: Investigated) -> str:
+def _summary(done: Investigated, report_url: str | None = None) -> str:
+    """What a message says of an investigation, with a link anyone can open from a chat: under
+    `report_url` when the runs folder is served, else the report's absolute path."""
     if done.status == "failed":
         return f"investigation failed: {done.conclusion}"
     cause = top_cause(done.root_causes) or done.conclusion
-    return f"{done.status} ({done.confidence}): {cause}" + (f" — {done.report}" if done.report else "")
+    link = done.report and str(Path(done.report).resolve())
+    if done.report and report_url and done.run_id:
+        link = f"{report_url.rstrip('/')}/{done.run_id}/report.html"
+    return f"{done.status} ({done.confidence}): {cause}" + (f" — {link}" if link else "")
 
 
 def _key(item: ScanItem) -> tuple[str, str, str]:

@@ -51,7 +51,9 @@ def test_a_deferred_anomaly_is_investigated_and_sent_by_the_next_run(tmp_path: P
         "runs_dir": str(tmp_path / "runs"),
     }
     with Hook() as hook:
-        config = TriageConfig.model_validate({**body, "notify": [hook.url()]})
+        config = TriageConfig.model_validate(
+            {**body, "notify": [hook.url()], "report_url": "https://reports.example.com/runs/"}
+        )
         runs = [run_triage(config, investigate=answer, backoff_s=0.01) for _ in range(3)]
         messages = [payload["message"] for _, payload in hook.received]
     first, second, third = runs
@@ -60,6 +62,11 @@ def test_a_deferred_anomaly_is_investigated_and_sent_by_the_next_run(tmp_path: P
     assert {done.metric, deferred} == {"revenue", "sessions"}
     assert len(messages) == 2 and third.digest.notifications == []  # the third run had nothing new
     assert f"cause of {done.metric} found" in messages[0]
+    assert f"https://reports.example.com/runs/run-{done.metric}/report.html" in messages[0]  # clickable
+    assert second.folder is not None  # a run that skipped what an earlier one did links its report
+    assert f"](../run-{done.metric}/report.html)" in (second.folder / "digest.md").read_text() or (
+        f"../run-{done.metric}/report.html" in (second.folder / "digest.md").read_text()
+    )
     assert f"**{deferred}** " in messages[0] and "not investigated (budget" in messages[0]
     assert [i.metric for i in second.digest.investigated] == [deferred]
     assert f"cause of {deferred} found" in messages[1] and f"cause of {done.metric}" not in messages[1]
