@@ -63,7 +63,7 @@ def triage(
         _fail(COULD_NOT_RUN, f"{type(e).__name__}: {first}")
     finally:
         unconfigure(handler)
-    _print(outcome)
+    _print(outcome, quiet_stderr=log_format == "json")
     raise typer.Exit(outcome.exit_code)
 
 
@@ -73,10 +73,14 @@ def _fail(code: int, message: str) -> None:
     raise typer.Exit(code)
 
 
-def _print(outcome: Outcome) -> None:
+def _print(outcome: Outcome, quiet_stderr: bool = False) -> None:
+    """The digest on stdout; without a terminal (cron), lines as long as they need, never cut at
+    80 columns. With JSON logs, stderr holds only JSON lines (the digest's folder is in them)."""
     from investigator.triage.digest import headline, rows
 
     out = Console(soft_wrap=True)
+    if not out.is_terminal:
+        out = Console(soft_wrap=True, width=100_000)
     out.print(text(outcome.title, style="bold"))
     out.print(text(headline(outcome.digest)))
     table = Table(show_edge=False)
@@ -91,5 +95,5 @@ def _print(outcome: Outcome) -> None:
             out.print(text(f"could not scan {s.metric}: {s.error}", style="red"))
     for n in outcome.digest.notifications:
         out.print(text(f"notify {n.target}: {'sent' if n.ok else f'failed ({n.error})'}"))
-    if outcome.folder is not None:
+    if outcome.folder is not None and not quiet_stderr:
         err.print(text(f"digest: {outcome.folder / 'digest.html'}"))

@@ -25,9 +25,11 @@ from pydantic import (
 )
 
 from investigator.analysis.grain import BASELINES, BaselineKind
-from investigator.errors import ConfigError
+from investigator.config import load_metrics
+from investigator.errors import ConfigError, UserError
 from investigator.fmt import clip, quoted
-from investigator.request import Span
+from investigator.request import Span, parse_end
+from investigator.sources.urls import is_url, redact
 from investigator.yamlfile import load_yaml
 
 Direction = Literal["both", "up", "down"]
@@ -76,9 +78,12 @@ class MetricEntry(BaseModel):
 
 
 class Target(BaseModel):
-    """A metric with every default filled in: what the scan and the investigation use."""
+    """A metric with every default filled in: what the scan and the investigation use. Each value
+    comes from the metric's entry, else its `metrics.yaml` definition, else the job's top level;
+    `keys` says which key set it (`metrics[1].table`, `table`), for messages."""
 
     metric: str
+    expression: str = Field("", description="the metric's measure or ratio; empty: the name itself")
     data: str
     time_column: str
     dimensions: list[str] | None
@@ -86,6 +91,10 @@ class Target(BaseModel):
     sql: str | None = None
     scan_segments: list[str]
     direction: Direction
+    keys: dict[str, str] = Field(default_factory=dict)
+
+    def key(self, name: str) -> str:
+        return self.keys.get(name, name)
 
 
 class TriageConfig(BaseModel):
@@ -96,7 +105,7 @@ class TriageConfig(BaseModel):
     data: str | None = Field(None, description="Default source for every metric.")
     table: str | None = Field(None, description="With a URL `data`: the table to read.")
     sql: str | None = Field(None, description="With a URL `data`: one SELECT whose result is the data.")
-    time_column: str = "date"
+    time_column: str | None = Field(None, description="The date column; default: the metric's, else `date`.")
     window: Span = Field(default_factory=lambda: Span.of("7d"))
     baseline: BaselineKind = "previous"
     end: date | None = Field(None, description="Last day of the window; default: the last in the data.")
@@ -112,6 +121,11 @@ class TriageConfig(BaseModel):
     sandbox: Literal["auto", "local", "docker"] | None = None
     max_iterations: int | None = Field(None, ge=1)
     notify: list[str] = Field(default_factory=list, description="Apprise URLs; ${VAR} reads the env.")
+    report_url: str | None = Field(
+        None,
+        description="Where the runs folder is served (https://reports.example.com/runs/): messages "
+        "link <report_url><run id>/report.html; default: the report's absolute path.",
+    )
     state: Path | None = Field(None, description="SQLite state; default: <home>/triage.sqlite.")
     runs_dir: Path | None = None
 
@@ -143,29 +157,84 @@ class TriageConfig(BaseModel):
             raise ValueError(f"{quoted(str(value))} is not a baseline; write one of {', '.join(BASELINES)}")
         return value
 
+    @field_validator("end", mode="before")
+    @classmethod
+    def _end(cls, value: Any) -> Any:
+        """The forms `investigate --end` reads: a day, or a month, quarter or year (its last day)."""
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            try:
+                return parse_end(str(value))
+            except UserError as e:
+                raise ValueError(str(e).removeprefix("end ")) from None
+        return value
+
     @model_validator(mode="after")
     def _every_metric_has_data(self) -> TriageConfig:
-        for m in self.metrics:
-            if not (m.data or self.data):
-                raise ValueError(f"metric {m.metric!r} has no data: add `data: sales.parquet` at the top")
+        self.targets()  # every metric's data named, with a table or a query where it is a URL
         return self
 
     def targets(self) -> list[Target]:
-        """Every metric with the job's defaults filled in; a metric that names its own data (or
-        table, or query) takes no table or query from the job."""
-        return [
-            Target(
-                metric=m.metric,
-                data=m.data or self.data or "",
-                table=m.table if m.data or m.table or m.sql else self.table,
-                sql=m.sql if m.data or m.table or m.sql else self.sql,
-                time_column=m.time_column or self.time_column,
-                dimensions=m.dimensions if m.dimensions is not None else self.dimensions,
-                scan_segments=m.scan_segments if m.scan_segments is not None else self.scan_segments,
-                direction=m.direction or self.direction,
+        """Every metric with its own keys, then the job's, then its `metrics.yaml` definition's (as
+        flags go before a definition in `investigate`); a definition that names its own data goes
+        before the job, with its time column and dimensions. Data and its table or query go
+        together: the first level that names any of `data`, `table`, `sql` gives the table and
+        query (a metric naming its own data takes no table from the job). A `ValueError` names the
+        metric whose data is missing or incomplete."""
+        known = load_metrics()
+        out = []
+        for i, m in enumerate(self.metrics):
+            d = known.get(m.metric)
+            here = f"metrics[{i}]"
+            levels: list[tuple[str, Any]] = [(here, m), ("", self)]
+            if d is not None:  # its own data goes before the job's; else the job's keys go first
+                own = d.data and not m.data
+                levels.insert(1 if own else 2, (f"metrics.yaml {m.metric}", d))
+            keys: dict[str, str] = {}
+
+            def pick(name: str, keys: dict[str, str] = keys, levels: list[tuple[str, Any]] = levels) -> Any:
+                for where, level in levels:
+                    value = getattr(level, name, None)
+                    if value is not None:
+                        keys[name] = f"{where}.{name}" if where else name
+                        return value
+                return None
+
+            where, source = next(((w, lv) for w, lv in levels if lv.data or lv.table or lv.sql), levels[-1])
+            data = pick("data")
+            if not data:
+                raise ValueError(f"metric {m.metric!r} has no data: add `data: sales.parquet` at the top")
+            for name in ("table", "sql"):
+                keys[name] = f"{where}.{name}" if where else name
+            table, sql = source.table, source.sql
+            if not is_url(data) and (table or sql):
+                key = keys["table"] if table else keys["sql"]
+                raise ValueError(
+                    f"metric {m.metric!r}: `{key}` names data in a database, but its data {data} is a "
+                    "file: give `data:` a connection URL (or env:VAR), or remove the key"
+                )
+            if is_url(data) and bool(table) == bool(sql):
+                both = "names both; keep one" if table else "names neither"
+                raise ValueError(
+                    f"metric {m.metric!r}: its data {redact(data)} is a database and `{keys['table']}` / "
+                    f"`{keys['sql']}` {both}: write `table: NAME` or `sql: select ...`"
+                )
+            out.append(
+                Target(
+                    metric=m.metric,
+                    expression=d.expression if d else m.metric,
+                    data=data,
+                    table=table,
+                    sql=sql,
+                    time_column=pick("time_column") or "date",
+                    dimensions=pick("dimensions"),
+                    scan_segments=m.scan_segments if m.scan_segments is not None else self.scan_segments,
+                    direction=m.direction or self.direction,
+                    keys={**keys, "metric": f"{here}.metric"},
+                )
             )
-            for m in self.metrics
-        ]
+            if m.scan_segments is not None:
+                out[-1].keys["scan_segments"] = f"{here}.scan_segments"
+        return out
 
 
 def load_config(path: Path) -> TriageConfig:

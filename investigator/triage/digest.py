@@ -61,6 +61,9 @@ def rows(d: Digest, folder: Path | None = None) -> list[Row]:
             )
         )
     for s in d.skipped:
+        link = None  # an earlier run's report, beside the digests in the runs folder
+        if s.run_id and folder is not None:
+            link = os.path.relpath(folder.parent / s.run_id / "report.html", folder)
         out.append(
             Row(
                 metric=s.metric,
@@ -69,6 +72,7 @@ def rows(d: Digest, folder: Path | None = None) -> list[Row]:
                 score=_z(s.score),
                 verdict="not investigated",
                 cause=s.reason,
+                link=link,
             )
         )
     return out

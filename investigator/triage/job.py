@@ -11,16 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
+from investigator.errors import ConfigError, DataError, UserError
 from investigator.fmt import chat, pct, seg
 from investigator.report.model import Report
 from investigator.request import Request
+from investigator.triage.checks import check_names
 from investigator.triage.config import Target, TriageConfig, expand_targets
 from investigator.triage.digest import Digest, write_digest
 from investigator.triage.notify import AppriseNotifier, Notification, Notifier, deliver
 from investigator.triage.runs import Investigate, Investigated, Job, Skipped, investigate_all, top_cause
 from investigator.triage.scan import ScanItem, plan_source, ranked, scan_targets
 from investigator.triage.secrets import Redactor
-from investigator.triage.state import Seen, TriageState, anomaly_key, state_lock
+from investigator.triage.state import TriageState, anomaly_key, state_lock
 
 logger = logging.getLogger("investigator.triage")
 RAN, SOME_FAILED, COULD_NOT_RUN = 0, 3, 1
@@ -50,30 +52,58 @@ def settings_for(config: TriageConfig) -> Settings:
 
 
 def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
-    """Every target scanned, one engine query per source (and set of scanned dimensions); a target
-    that cannot be read is an item with its `error`."""
-    from investigator.sources import open_data
+    """Every target scanned, one engine query per source (and set of scanned dimensions). A source
+    that cannot be read gives items with its `error`; a name the data does not have (a misspelt
+    metric, column, time column or scan dimension) is a `ConfigError`, raised before any scan."""
+    from investigator.sources import source_for
 
     groups: dict[tuple[str, str | None, str | None, str, tuple[str, ...]], list[Target]] = {}
     for t in config.targets():
         groups.setdefault((t.data, t.table, t.sql, t.time_column, tuple(t.scan_segments)), []).append(t)
-    items: list[ScanItem] = []
-    for (data, table_name, sql, time_column, _), targets in groups.items():
-        started = time.monotonic()
+    opened: list[tuple[list[Target], Any, Any, str | None]] = []
+    try:
+        for (data, table_name, sql, time_column, _), targets in groups.items():
+            source = source_for(data, table_name, sql)
+            try:
+                table, error = source.open(time_column), None
+            except (ConfigError, DataError) as e:
+                if isinstance(e, ConfigError):
+                    raise
+                table, error = None, _first_line(e)
+            opened.append((targets, source, table, error))
+            if table is not None:
+                check_names(list(table.schema().names), targets, redact(source.describe()))
+        return [item for group in opened for item in _scan(config, *group, redact)]
+    finally:
+        for _, source, _, _ in opened:
+            source.close()
+
+
+def _scan(
+    config: TriageConfig, targets: list[Target], source: Any, table: Any, error: str | None, redact: Redactor
+) -> list[ScanItem]:
+    started = time.monotonic()
+    found = [ScanItem(metric=t.metric, error=error) for t in targets]
+    if table is not None:
+        time_column = targets[0].time_column
         try:
-            table = open_data(data, time_column, table_name, sql)
             windows = plan_source(table, time_column, config.window, config.baseline, config.end)
-            found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
-        except Exception as e:
-            found = [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
-        for item in found:
-            if item.error:
-                item.error = redact(item.error)
-                log("scan failed", metric=item.metric, error=item.error)
-        items += found
-        log("scanned", data=redact(data), metrics=len(targets), series=len(found),
-            flagged=sum(i.flagged for i in found), seconds=round(time.monotonic() - started, 3))  # fmt: skip
-    return items
+        except DataError as e:
+            windows, found = None, [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
+        except UserError as e:  # the config's window and end reach before year 1
+            raise ConfigError(str(e)) from None
+        if windows is not None:
+            try:
+                found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
+            except Exception as e:
+                found = [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
+    for item in found:
+        if item.error:
+            item.error = redact(item.error)
+            log("scan failed", metric=item.metric, error=item.error)
+    log("scanned", data=redact(source.describe()), metrics=len(targets), series=len(found),
+        flagged=sum(i.flagged for i in found), seconds=round(time.monotonic() - started, 3))  # fmt: skip
+    return found
 
 
 def plan_jobs(
@@ -115,13 +145,15 @@ def run_triage(
     settings = settings_for(config)
     state_path = config.state or settings.home / "triage.sqlite"
     now = datetime.now(UTC)
+    scanned = scan_all(config, redact)  # read-only; a misspelt name stops the job here, nothing written
     if dry_run:
-        return _dry_run(config, redact, json_path, now)
+        return _dry_run(config, scanned, json_path, now)
     with state_lock(state_path):
         state = TriageState(state_path)
         try:
             return _run(
                 config,
+                scanned,
                 settings,
                 state,
                 urls,
@@ -136,9 +168,8 @@ def run_triage(
             state.close()
 
 
-def _dry_run(config: TriageConfig, redact: Redactor, json_path: Path | None, now: datetime) -> Outcome:
-    scanned = scan_all(config, redact)
-    skipped = [Skipped.of(i, "dry run") for i in ranked(scanned)]
+def _dry_run(config: TriageConfig, scanned: list[ScanItem], json_path: Path | None, now: datetime) -> Outcome:
+    skipped = [Skipped.of(i, "dry run") for i in ranked(scanned, config.threshold)]
     digest = Digest(scanned=scanned, skipped=skipped)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +179,7 @@ def _dry_run(config: TriageConfig, redact: Redactor, json_path: Path | None, now
 
 def _run(
     config: TriageConfig,
+    scanned: list[ScanItem],
     settings: Settings,
     state: TriageState,
     urls: list[str],
@@ -159,8 +191,7 @@ def _run(
     backoff_s: float,
 ) -> Outcome:
     started = time.monotonic()
-    scanned = scan_all(config, redact)
-    flagged = ranked(scanned)
+    flagged = ranked(scanned, config.threshold)
     jobs, skipped = plan_jobs(config, flagged, state)
     investigated, over_budget = investigate_all(
         jobs, config, settings, investigate or _run_one, redact, started, log
@@ -172,7 +203,7 @@ def _run(
         if done is None:
             continue
         for item in [job.item, *job.covers]:
-            state.record(_key(item), done.run_id, done.status, _summary(done))
+            state.record(_key(item), done.run_id, done.status, _summary(done, config.report_url))
         covered = f"covered by the run for {job.item.metric} {seg(job.item.segment)}"
         skipped += [Skipped.of(i, covered, done.run_id) for i in job.covers]
     title = _title(config, scanned, now)
@@ -194,23 +225,30 @@ def _notify(
     redact: Redactor,
     backoff_s: float,
 ) -> list[Notification]:
-    """One message about every flagged item nobody was told of yet; nothing new, no message."""
-    new = [i for i in flagged if not (state.seen(_key(i)) or Seen()).notified_at]
+    """One message about what nobody was told yet: each finding not sent before (this run's, or a
+    run's whose message failed), and each anomaly seen for the first time (a deferred one said as
+    not investigated). Only findings are marked notified: a deferred anomaly's finding is sent by
+    the run that investigates it. Nothing new, no message."""
+    seen = {_key(i): state.seen(_key(i)) for i in flagged}
+    found = [i for i in flagged if (s := seen[_key(i)]) and s.summary and not s.notified_at]
+    fresh = [i for i in flagged if seen[_key(i)] is None]
+    said = {_key(i) for i in [*found, *fresh]}
+    new = [i for i in flagged if _key(i) in said]
     if not new or not urls:
         return []
     lines = []
     for item in new:
-        seen = state.seen(_key(item))
+        told = seen[_key(item)]
         why = (s.reason for s in skipped if (s.metric, s.segment) == (item.metric, item.segment))
         reason = next(why, "")
-        found = (seen.summary if seen and seen.summary else "") or f"not investigated ({reason or 'budget'})"
+        finding = (told.summary if told else None) or f"not investigated ({reason or 'budget'})"
         z = "n/a" if item.score is None else f"{item.score:+.1f}"
         what = f"**{chat(item.metric)}** {chat(seg(item.segment))}"  # data is shown, never a mention or link
-        lines.append(f"- {what}: {pct(item.change_pct)} (z {z}) — {chat(found)}")
+        lines.append(f"- {what}: {pct(item.change_pct)} (z {z}) — {chat(finding)}")
     failed = sum(1 for i in investigated if i.status == "failed")
     body = "\n".join(
         [
-            f"{len(new)} anomalies, {len(investigated)} investigated"
+            f"{len(new)} anomalies, {len(found)} with findings, {len(investigated)} investigated this run"
             + (f", {failed} failed" if failed else ""),
             "",
             *lines,
@@ -221,7 +259,8 @@ def _notify(
         event = "notified" if n.ok else "notification failed"
         log(event, target=n.target, error=n.error, attempts=n.attempts)
     if any(n.ok for n in sent):
-        state.mark_notified([_key(i) for i in new])
+        state.mark_notified([_key(i) for i in found])
+        state.note([_key(i) for i in fresh])  # a finding's row is there already
     return sent
 
 
@@ -233,11 +272,16 @@ def _run_one(request: Request, settings: Settings) -> Report:
     return investigate(request, settings, reuse_kernel=True)
 
 
-def _summary(done: Investigated) -> str:
+def _summary(done: Investigated, report_url: str | None = None) -> str:
+    """What a message says of an investigation, with a link anyone can open from a chat: under
+    `report_url` when the runs folder is served, else the report's absolute path."""
     if done.status == "failed":
         return f"investigation failed: {done.conclusion}"
     cause = top_cause(done.root_causes) or done.conclusion
-    return f"{done.status} ({done.confidence}): {cause}" + (f" — {done.report}" if done.report else "")
+    link = done.report and str(Path(done.report).resolve())
+    if done.report and report_url and done.run_id:
+        link = f"{report_url.rstrip('/')}/{done.run_id}/report.html"
+    return f"{done.status} ({done.confidence}): {cause}" + (f" — {link}" if link else "")
 
 
 def _key(item: ScanItem) -> tuple[str, str, str]:

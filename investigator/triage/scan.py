@@ -1,8 +1,9 @@
 """Detection: each metric's (and each scanned segment's) move in the window, scored against its own
 history.
 
-One grouped engine query per source for all its metrics (time x the scanned dimensions, every
-measure summed in the engine; never one per segment); the rest is pandas on that small result.
+One engine query per source for all its metrics (by time, and by time and each scanned dimension on
+its own; every measure (sum, count, distinct count) aggregated in the engine; never one query per
+segment); the rest is pandas on that small result.
 The score is the one `analysis.movement` uses: the window's change against its baseline, as a
 robust z (median/MAD) among the same-length windows before it, aligned to the same weekday unless
 the window spans whole weeks, so a weekly pattern cancels out. Daily series are scored all at
@@ -22,9 +23,9 @@ from scipy import stats
 
 from investigator.analysis.grain import BaselineKind
 from investigator.analysis.movement import MIN_HISTORY, movement
-from investigator.analysis.spec import AnalysisSpec, Window
+from investigator.analysis.spec import AnalysisSpec, Measure, Window
 from investigator.errors import DataError
-from investigator.request import Span, metric_definition, parse_expression
+from investigator.request import Span, metric_definition, parse_metric
 from investigator.sources.windows import Windows, distinct_dates, plan
 from investigator.triage.config import Direction, Target
 
@@ -62,13 +63,39 @@ def plan_source(
     return plan(distinct_dates(table, time_column), span, baseline, end, flag="")
 
 
-def query_group(table: Any, time_column: str, dims: list[str], columns: list[str]) -> pd.DataFrame:
-    """The one engine query for every metric on a source: each measure column summed by time and
-    every scanned dimension (columns come back as m0, m1, ... in `columns` order, with `_rows`)."""
-    measures = {f"m{i}": table[c].sum() for i, c in enumerate(columns)}
-    frame = table.group_by([time_column, *dims]).aggregate(_rows=table.count(), **measures).to_pandas()
-    frame = frame.rename(columns={time_column: "date"})
+def measure_expr(table: Any, m: Measure) -> Any:
+    """The engine's aggregate for one measure: a sum, a row or value count, or a distinct count."""
+    if m.kind == "count":
+        return table[m.column].count() if m.column else table.count()
+    if m.kind == "count_distinct":
+        return table[m.column].nunique()
+    return table[m.column].sum()
+
+
+def query_group(table: Any, time_column: str, dims: list[str], measures: list[Measure]) -> pd.DataFrame:
+    """The one engine query for every metric on a source: each measure by time for the whole data,
+    and by time and each scanned dimension on its own (a union of one grouping per dimension, so
+    the rows returned grow with the sum of the dimensions' values, never their product, and a
+    distinct count is counted within each segment, never added up over finer groups). Columns:
+    date, _dim ("" for the total), _value, _rows, m0, m1, ... in `measures` order."""
+    import ibis
+
+    aggs = {"_rows": table.count(), **{f"m{i}": measure_expr(table, m) for i, m in enumerate(measures)}}
+
+    def grouped(dim: str) -> Any:
+        if dim:
+            out = table.group_by(date=table[time_column], _value=table[dim].cast("string")).aggregate(**aggs)
+        else:
+            out = table.group_by(date=table[time_column]).aggregate(**aggs)
+            out = out.mutate(_value=ibis.literal(None, type="string"))
+        return out.mutate(_dim=ibis.literal(dim)).select("date", "_dim", "_value", *aggs)
+
+    parts = [grouped(d) for d in ["", *dims]]
+    query = parts[0] if len(parts) == 1 else ibis.union(*parts)
+    frame = query.to_pandas()
     frame["date"] = pd.to_datetime(frame["date"]).dt.date
+    names = [f"m{i}" for i in range(len(measures))]
+    frame[names] = frame[names].astype(float)  # Decimal from some engines
     return frame
 
 
@@ -76,17 +103,18 @@ def wide(frame: pd.DataFrame, dims: list[str], top: int, windows: Windows) -> di
     """Each measure as a date x series table: the total first, then each value of each dimension
     (the `top` with most rows in the two windows; nulls are in the total only)."""
     measures = [c for c in frame.columns if c.startswith("m") and c[1:].isdigit()]
-    total = frame.groupby("date")[measures].sum()
+    total = frame[frame["_dim"] == ""].groupby("date")[measures].sum()
     out = {m: [total[m].rename(TOTAL)] for m in measures}
     recent = (frame["date"] >= windows.baseline.start) & (frame["date"] <= windows.current.end)
     for d in dims:
-        labels = frame[d].astype("string")
-        keep = labels.isin(frame.loc[recent, "_rows"].groupby(labels[recent]).sum().nlargest(top).index)
-        per = frame[keep].assign(_s=labels[keep]).groupby(["date", "_s"])[measures].sum().unstack("_s")
+        mine = (frame["_dim"] == d) & frame["_value"].notna()
+        rows = frame.loc[mine & recent].groupby("_value")["_rows"].sum()
+        part = frame[mine & frame["_value"].isin(rows.nlargest(top).index)]
+        per = part.groupby(["date", "_value"])[measures].sum().unstack("_value")
         for m in measures:
-            part = per[m]
-            part.columns = [f"{d}\x1f{v}" for v in part.columns]
-            out[m].append(part)
+            series = per[m]
+            series.columns = [f"{d}\x1f{v}" for v in series.columns]
+            out[m].append(series)
     return {m: pd.concat(parts, axis=1).sort_index() for m, parts in out.items()}
 
 
@@ -173,15 +201,16 @@ def flagged(pct: float | None, z: float | None, direction: Direction, threshold:
 def scan_targets(
     table: Any, targets: list[Target], windows: Windows, threshold: float, top: int
 ) -> list[ScanItem]:
-    """Every series of every metric on one table and set of scanned dimensions, from one grouped
-    engine query; a metric whose columns are missing is an item with its `error`."""
+    """Every series of every metric on one table and set of scanned dimensions, from one engine
+    query; a metric that does not parse or whose columns are missing is an item with its `error`."""
     names = list(table.schema().names)
-    parsed: dict[int, tuple[str, str | None]] = {}
+    parsed: dict[int, tuple[Measure, Measure | None]] = {}
     items: list[ScanItem] = []
     for i, t in enumerate(targets):
         try:
-            num, den = parse_expression(metric_definition(t.metric).expression)
-            missing = [c for c in [num, den, *t.scan_segments] if c and c not in names]
+            num, den = parse_metric(t.expression or metric_definition(t.metric).expression)
+            columns = [m.column for m in (num, den) if m is not None and m.column]
+            missing = [c for c in [*columns, *t.scan_segments] if c not in names]
             if missing:
                 raise DataError(f"column {missing[0]!r} not found; columns are: {', '.join(names)}")
             parsed[i] = (num, den)
@@ -189,12 +218,12 @@ def scan_targets(
             items.append(ScanItem(metric=t.metric, error=str(e).splitlines()[0]))
     if not parsed:
         return items
-    columns = sorted({c for num, den in parsed.values() for c in (num, den) if c})
-    alias = {c: f"m{i}" for i, c in enumerate(columns)}
+    measures = list({m.name: m for pair in parsed.values() for m in pair if m is not None}.values())
+    alias = {m.name: f"m{i}" for i, m in enumerate(measures)}
     dims = targets[0].scan_segments
-    frames = wide(query_group(table, targets[0].time_column, dims, columns), dims, top, windows)
+    frames = wide(query_group(table, targets[0].time_column, dims, measures), dims, top, windows)
     for i, (num, den) in parsed.items():
-        metric = {"num": frames[alias[num]], **({"den": frames[alias[den]]} if den else {})}
+        metric = {"num": frames[alias[num.name]], **({"den": frames[alias[den.name]]} if den else {})}
         items += _score(targets[i], metric, windows, threshold)
     return items
 
@@ -244,10 +273,20 @@ def _score(
     return items
 
 
-def ranked(items: list[ScanItem]) -> list[ScanItem]:
-    """Flagged items, largest impact (absolute change in the metric's units) first, then score."""
+def severity(item: ScanItem, threshold: float = 3.0) -> float:
+    """How unusual a move is, in the same units for every metric: its robust z; without enough
+    history to score it, its change against the fallback bar (a move of exactly `FALLBACK_PCT`
+    ranks like one at the threshold). Never the change in the metric's own units, which would rank
+    a ratio's move (0.002) below any revenue move."""
+    if item.score is not None:
+        return abs(item.score)
+    return abs(item.change_pct or 0.0) / FALLBACK_PCT * threshold
+
+
+def ranked(items: list[ScanItem], threshold: float = 3.0) -> list[ScanItem]:
+    """Flagged items, most severe first (one budget serves every metric), then largest relative change."""
     hits = [i for i in items if i.flagged]
-    return sorted(hits, key=lambda i: (-abs(i.change or 0.0), -abs(i.score or 0.0)))
+    return sorted(hits, key=lambda i: (-severity(i, threshold), -abs(i.change_pct or 0.0)))
 
 
 def _number(x: Any) -> float | None:

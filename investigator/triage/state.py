@@ -83,6 +83,17 @@ class TriageState:
         )
         self.db.commit()
 
+    def note(self, keys: list[tuple[str, str, str]]) -> None:
+        """Anomalies a message announced without a finding (deferred): remembered as seen, so the
+        next run does not announce them again, and not as notified, so it sends their finding."""
+        now = _now()
+        self.db.executemany(
+            "insert into anomalies (metric, segment, window_end, first_seen) values (?, ?, ?, ?) "
+            "on conflict (metric, segment, window_end) do nothing",
+            [(*k, now) for k in keys],
+        )
+        self.db.commit()
+
     def mark_notified(self, keys: list[tuple[str, str, str]]) -> None:
         now = _now()
         self.db.executemany(

@@ -13,20 +13,22 @@ from investigator.request import Request
 from investigator.triage.config import TriageConfig
 from investigator.triage.job import plan_jobs
 from investigator.triage.runs import investigate_all
-from investigator.triage.scan import ScanItem
+from investigator.triage.scan import ScanItem, ranked
 from investigator.triage.secrets import Redactor
 from investigator.triage.state import TriageState, anomaly_key
 
 END = date(2026, 3, 29)
 
 
-def item(metric: str, change: float, segment: dict[str, str] | None = None) -> ScanItem:
+def item(
+    metric: str, change: float, segment: dict[str, str] | None = None, score: float | None = -5.0
+) -> ScanItem:
     return ScanItem(
         metric=metric,
         segment=segment or {},
         change=change,
         change_pct=-0.2,
-        score=-5.0,
+        score=score,
         flagged=True,
         window_end=END,
     )
@@ -60,6 +62,20 @@ def test_one_run_per_metric_best_first_up_to_max_investigations() -> None:
     assert [(j.item.metric, j.item.segment) for j in jobs] == [("a", {}), ("b", {})]
     assert [c.segment for c in jobs[0].covers] == [{"region": "EU"}]
     assert [(s.metric, s.reason) for s in skipped] == [("c", "budget: max_investigations")]
+
+
+def test_one_budget_serves_every_metric_the_most_unusual_move_first() -> None:
+    """A conversion rate's move (0.002 in its units) far outside its history goes before a revenue
+    move of thousands that is barely anomalous; a move without history ranks by its change."""
+    conversion = item("conversion", -0.002, score=-9.0)
+    revenue = item("revenue", -50_000.0, score=-3.2)
+    fresh = ScanItem(metric="new", change=-5.0, change_pct=-0.6, flagged=True, window_end=END)
+    order = ranked([revenue, fresh, conversion])
+    assert [i.metric for i in order] == ["conversion", "new", "revenue"]  # 0.6 / 0.25 * 3 = 7.2
+    jobs, skipped = plan_jobs(cfg(metrics=["conversion", "revenue", "new"], budget={"max_investigations": 1}),
+                              order, None)  # fmt: skip
+    assert [j.item.metric for j in jobs] == ["conversion"]
+    assert {s.metric for s in skipped} == {"new", "revenue"}
 
 
 def test_what_an_earlier_run_investigated_is_skipped_but_a_failed_one_is_retried(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ config is refused in one line naming the key, before anything is sent. A real Du
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,7 @@ def test_a_query_behind_a_url_is_scanned_and_investigated(shop: Path, tmp_path: 
         data=f"duckdb:///{shop}",
         sql="select * from sales where revenue >= 0",
         metrics=["revenue", {"metric": "orders", "table": "sales"}],
+        budget={"max_investigations": 2, "max_minutes": 10},
     )
     out = triage("--config", str(path), "--json", str(tmp_path / "digest.json"))
     assert out.exit_code == 0, out.stderr
@@ -95,8 +98,109 @@ def test_a_query_behind_a_url_is_scanned_and_investigated(shop: Path, tmp_path: 
     assert [s for s in digest["scanned"] if s.get("error")] == []
     flagged = {(s["metric"], json.dumps(s["segment"])) for s in digest["scanned"] if s["flagged"]}
     assert ("revenue", json.dumps({"channel": "social"})) in flagged
-    [run] = digest["investigated"]  # the verdict is the verdict's tests' business: here, what it read
-    assert run["status"] == "concluded" and run["metric"] == "revenue"
-    inputs = json.loads(Path(run["report"]).with_suffix(".json").read_text())["inputs"]
-    assert inputs["sql"] == "select * from sales where revenue >= 0" and inputs["data"].endswith("shop.ddb")
+    expected = {"revenue": ("select * from sales where revenue >= 0", None), "orders": (None, "sales")}
+    assert {run["metric"] for run in digest["investigated"]} == set(expected)
+    for run in digest["investigated"]:  # the verdict is the verdict's tests' business: here, what it read
+        assert run["status"] == "concluded"
+        inputs = json.loads(Path(run["report"]).with_suffix(".json").read_text())["inputs"]
+        assert (inputs["sql"], inputs["table"]) == expected[run["metric"]]
+        assert inputs["data"].endswith("shop.ddb")
     assert tables(shop) == ["keepme", "sales"]
+
+
+def scanned(tmp_path: Path, path: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    out = triage("--config", str(path), "--dry-run", "--json", str(tmp_path / "dry.json"), env=env)
+    assert out.exit_code == 0, out.stderr
+    digest: dict[str, Any] = json.loads((tmp_path / "dry.json").read_text())
+    assert [s for s in digest["scanned"] if s.get("error")] == []
+    return digest
+
+
+def social(digest: dict[str, Any], metric: str) -> dict[str, Any]:
+    [item] = [s for s in digest["scanned"] if s["metric"] == metric and s["segment"] == {"channel": "social"}]
+    return item
+
+
+def test_a_duckdb_file_url_named_through_env_with_a_table(shop: Path, tmp_path: Path) -> None:
+    path = write(tmp_path, data="env:SHOP_URL", table="sales", metrics=["revenue", "orders/sessions"])
+    digest = scanned(tmp_path, path, env={"SHOP_URL": f"duckdb:///{shop}"})
+    assert social(digest, "revenue")["flagged"] and social(digest, "revenue")["change_pct"] < -0.4
+    assert not social(digest, "orders/sessions")["flagged"]  # the drop is in volume, not conversion
+
+
+def test_a_sqlite_file_read_through_a_query(shop: Path, tmp_path: Path) -> None:
+    frame = duckdb.connect(str(shop), read_only=True).execute("select * from sales").df()
+    frame["date"] = frame["date"].astype(str)  # SQLite keeps dates as text
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as con:
+        frame.to_sql("sales", con, index=False)
+    query = "select date, country, channel, revenue, orders from sales where country <> 'FR'"
+    path = write(tmp_path, data=f"sqlite:///{db}", sql=query, metrics=["revenue", "orders"])
+    digest = scanned(tmp_path, path)
+    expected = frame[(frame["country"] != "FR") & (frame["channel"] == "social")]
+    week = expected[expected["date"] >= "2026-03-23"]["revenue"].sum()
+    assert social(digest, "revenue")["current"] == pytest.approx(week)
+    assert social(digest, "revenue")["flagged"]
+
+
+def test_a_metric_whose_definition_names_its_own_data_and_table(shop: Path, tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "metrics.yaml").write_text(
+        yaml.safe_dump(
+            {"metrics": {"shop_revenue": {"expression": "sum(revenue)", "data": f"duckdb:///{shop}",
+                                          "table": "sales"}}}
+        )
+    )  # fmt: skip
+    path = write(tmp_path, metrics=["shop_revenue"])  # the job names no data of its own
+    digest = scanned(tmp_path, path, env={"INVESTIGATOR_CONFIG_DIR": str(configs)})
+    assert social(digest, "shop_revenue")["flagged"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"data": "env:SHOP_URL", "metrics": ["revenue"]}, "write `table: NAME` or `sql: select ...`"),
+        (
+            {"data": "sales.parquet", "table": "sales", "metrics": ["revenue"]},
+            "`table` names data in a database",
+        ),
+    ],
+)
+def test_a_url_without_a_table_is_a_config_error_in_the_configs_words(
+    tmp_path: Path, body: dict[str, Any], expected: str
+) -> None:
+    out = triage("--config", str(write(tmp_path, **body)), env={"SHOP_URL": "duckdb:///x.ddb"})
+    assert out.exit_code == 2 and expected in out.stderr and "--table" not in out.stderr, out.stderr
+
+
+def postgres_url() -> str:
+    url = os.environ.get("INVESTIGATOR_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=2).close()
+    except Exception as e:
+        pytest.skip(f"PostgreSQL not reachable at {url} ({type(e).__name__}): set INVESTIGATOR_TEST_POSTGRES")
+    return url
+
+
+def test_a_postgres_table_named_through_env(shop: Path, tmp_path: Path) -> None:
+    url = postgres_url()
+    import psycopg
+
+    frame = duckdb.connect(str(shop), read_only=True).execute("select * from sales").df()
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("drop table if exists triage_sales")
+        columns = "date date, country text, channel text, revenue double precision"
+        con.execute(f"create table triage_sales ({columns})")
+        with con.cursor().copy("copy triage_sales from stdin") as copy:
+            for row in frame[["date", "country", "channel", "revenue"]].itertuples(index=False):
+                copy.write_row(row)
+    try:
+        path = write(tmp_path, data="env:PG_URL", table="triage_sales", metrics=["revenue"])
+        digest = scanned(tmp_path, path, env={"PG_URL": url})
+        assert social(digest, "revenue")["flagged"]
+    finally:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute("drop table if exists triage_sales")
