@@ -1,8 +1,8 @@
 """Investigating the flagged items: each a normal run (its own folder and kernel), `workers` at a
 time, within the budget. One failing investigation is recorded and the others go on.
 
-Runs cannot filter to a segment yet (`Request` has no filter): a flagged segment is investigated as
-its whole metric, with the segment named in the objective, and the digest says so.
+A flagged segment is investigated on its own rows (`--filter` with the segment): the run explains
+the segment's move, not its metric's.
 """
 
 from __future__ import annotations
@@ -25,9 +25,6 @@ from investigator.triage.scan import ScanItem
 from investigator.triage.secrets import Redactor
 
 Investigate = Callable[[Request, Settings], Report]
-WHOLE_METRIC_NOTE = "investigated the whole metric: runs cannot filter to a segment yet"
-
-
 class Investigated(BaseModel):
     """One investigation the job ran; `status` is the run's (concluded, partial) or `failed`."""
 
@@ -102,6 +99,7 @@ def request_for(job: Job, config: TriageConfig, end: date) -> Request:
         f"Why did {what}{where}? Flagged by the scheduled triage.",
         table=t.table,
         sql=t.sql,
+        filter=item.segment or None,
     )
 
 
@@ -167,10 +165,6 @@ def _spent(deadline: float, tokens: int, max_tokens: int | None) -> str | None:
     return None
 
 
-def _note(job: Job) -> str | None:
-    return WHOLE_METRIC_NOTE if job.item.segment else None
-
-
 def _failed(job: Job, error: BaseException, redact: Redactor) -> Investigated:
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return Investigated(
@@ -178,7 +172,6 @@ def _failed(job: Job, error: BaseException, redact: Redactor) -> Investigated:
         segment=job.item.segment,
         status="failed",
         conclusion=redact(text),
-        note=_note(job),
         change_pct=job.item.change_pct,
         score=job.item.score,
     )
@@ -194,7 +187,6 @@ def _from_report(job: Job, report: Report, settings: Settings, redact: Redactor)
         confidence=report.confidence,
         root_causes=report.root_causes,
         report=str(settings.runs_dir / report.run_id / "report.html"),
-        note=_note(job),
         change_pct=job.item.change_pct,
         score=job.item.score,
     )
