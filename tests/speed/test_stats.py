@@ -54,5 +54,6 @@ def test_the_command_line_counts_its_own_start(tmp_path: Path, segment_drop: tup
     wall = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     stats = Report.model_validate_json((tmp_path / "r.json").read_text()).stats
-    # left out: the interpreter's own start and, after the report, its exit
-    assert wall - 0.6 <= stats.elapsed_s <= wall, (stats.elapsed_s, wall)
+    # left out: the interpreter's own start and, after the report, its exit (longer on a loaded
+    # machine, hence relative); without the imports, a third or more of the wall would be missing
+    assert 0.85 * wall - 0.3 <= stats.elapsed_s <= wall, (stats.elapsed_s, wall)
