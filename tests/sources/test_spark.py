@@ -4,7 +4,9 @@ Pointed at a cluster's master URL the same code runs the aggregations on the clu
 
 from __future__ import annotations
 
+import gc
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,28 @@ pytestmark = pytest.mark.filterwarnings(
 pytest.importorskip("pyspark", reason='pyspark is an optional extra: pip install -e ".[spark]"')
 if shutil.which("java") is None:
     pytest.skip("Spark needs Java 17 (apt-get install openjdk-17-jre-headless)", allow_module_level=True)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _spark_stopped_after() -> Iterator[None]:
+    """The product keeps one Spark session per process; a test process stops it, and the py4j
+    gateway with its sockets, before other tests run in the same worker."""
+    yield
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        SparkContext._active_spark_context.stop()
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        jvm = getattr(gateway, "proc", None)  # the JVM pyspark launched, its stdin a pipe
+        gateway.shutdown()
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        if jvm is not None:
+            if jvm.stdin is not None:
+                jvm.stdin.close()  # the JVM exits when its parent's pipe closes
+            jvm.wait(timeout=60)
+    gc.collect()
 
 
 @pytest.mark.slow
