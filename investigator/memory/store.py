@@ -25,7 +25,7 @@ import numpy as np
 
 from investigator.memory.embed import Embedder
 from investigator.memory.home import DB, aside, ensure_home
-from investigator.memory.models import NewMemory, StoredMemory
+from investigator.memory.models import Lead, NewMemory, StoredMemory
 
 HALF_LIFE_DAYS = 90.0
 USE_BOOST = 0.1  # per e-fold of recalls
@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS memories (
     model TEXT NOT NULL,
     embedding BLOB NOT NULL,
     data_source TEXT,  -- the data it is about (`source_key`); NULL: unknown, recalled by no run
-    source_alias TEXT  -- metrics.yaml `source:`: memories of sources named alike are shared
+    source_alias TEXT,  -- metrics.yaml `source:`: memories of sources named alike are shared
+    direction TEXT  -- 'down' or 'up': which way the metric moved in its segment; NULL: unknown
 );
 CREATE INDEX IF NOT EXISTS memories_metric ON memories(metric);
 CREATE INDEX IF NOT EXISTS memories_run ON memories(run_id);
@@ -57,7 +58,7 @@ CREATE INDEX IF NOT EXISTS memories_used ON memories(access_count);  -- recall r
 """
 _COLUMNS = (
     "id, type, text, run_id, metric, kind, segment, created, last_access, access_count, summary, "
-    "data_source, source_alias"
+    "data_source, source_alias, direction"
 )
 
 
@@ -92,7 +93,7 @@ class MemoryStore:
         with self._connect() as db:
             db.executescript(_SCHEMA)
             have = {r[1] for r in db.execute("PRAGMA table_info(memories)")}
-            for column in ("data_source", "source_alias"):  # a store made before memories had sources
+            for column in ("data_source", "source_alias", "direction"):  # a store made before these
                 if column not in have:
                     db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
             db.execute("SELECT count(*) FROM memories").fetchone()
@@ -121,7 +122,7 @@ class MemoryStore:
         when = (created or datetime.now(UTC)).timestamp()
         rows = [
             (m.type, m.text, m.run_id, m.metric, m.kind, json.dumps(m.segment, sort_keys=True), when,
-             self.embedder.name, v.astype(np.float32).tobytes(), m.source, m.source_alias)
+             self.embedder.name, v.astype(np.float32).tobytes(), m.source, m.source_alias, m.direction)
             for m, v in zip(memories, vectors, strict=True)
         ]  # fmt: skip
         with self._connect() as db:
@@ -137,8 +138,8 @@ class MemoryStore:
                 int(
                     db.execute(
                         "INSERT INTO memories (type, text, run_id, metric, kind, segment, created, model, "
-                        "embedding, data_source, source_alias) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                        "RETURNING id",
+                        "embedding, data_source, source_alias, direction) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                         row,
                     ).fetchone()[0]
                 )
@@ -200,11 +201,13 @@ class MemoryStore:
         latest_only: bool = True,
         source: str | None = None,
         alias: str | None = None,
+        leads: list[Lead] | None = None,
     ) -> list[StoredMemory]:
         """The `k` most relevant memories for `text`: of this metric (and the general ones), of
         this source (or one with the same alias) and about only these dimensions, when given; most
-        relevant first, with `score` set. With `latest_only`, of memories about the same segment
-        only the most recent is kept."""
+        relevant first, with `score` set. A memory matching one of `leads` (what this run found:
+        the same segment, kind and direction) ranks before every other, the first lead's first.
+        With `latest_only`, of memories about the same segment only the most recent is kept."""
         with self._connect() as db:
             index = self._index(db, metric, source, alias)
             used = dict(db.execute("SELECT id, access_count FROM memories WHERE access_count > 0").fetchall())
@@ -215,22 +218,25 @@ class MemoryStore:
         age = (t - index.created) / 86400
         uses = np.array([used.get(int(i), 0) for i in index.ids], dtype=float) if used else 0.0
         score = similarity * 0.5 ** (np.maximum(age, 0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * np.log1p(uses))
-        score = np.where(similarity >= min_similarity, score, -np.inf)
+        matched = _matched(index, leads or [])
+        score = np.where((similarity >= min_similarity) | (matched > 0), score, -np.inf)
         if dimensions is not None:
             dims = set(dimensions)
             fits = {s: set(json.loads(s)) <= dims for s in set(index.segments)}
             score = np.where(np.array([fits[s] for s in index.segments]), score, -np.inf)
+        rank = score + matched * 10.0  # a score is at most about 1.5: a match comes first
         top = min(len(score), max(k * 10, 50))
-        order = np.argpartition(-score, top - 1)[:top]
-        order = order[np.argsort(-score[order])]
+        order = np.argpartition(-rank, top - 1)[:top]
+        order = order[np.argsort(-rank[order])]
         picked: list[tuple[int, float, str]] = []
-        newest: dict[str, tuple[float, int]] = {}  # segment -> (created, index in picked)
+        newest: dict[str, tuple[float, int]] = {}  # segment and direction -> (created, index in picked)
         for i in order:
             if not np.isfinite(score[i]):
                 break
             segment = index.segments[i]
-            picked.append((int(index.ids[i]), float(score[i]), segment))
-            if segment != "{}" and latest_only:  # about the same segment: the most recent wins
+            picked.append((int(index.ids[i]), float(score[i]), f"{segment}{index.directions[i] or ''}"))
+            if segment != "{}" and latest_only:  # the same segment moving the same way: the most recent wins
+                segment = picked[-1][2]
                 seen = newest.get(segment)
                 if seen is None or index.created[i] > seen[0]:
                     newest[segment] = (float(index.created[i]), len(picked) - 1)
@@ -239,13 +245,13 @@ class MemoryStore:
         ][:k]
         if not keep:
             return []
-        scores = dict(keep)
+        scores, place = dict(keep), {mid: n for n, (mid, _) in enumerate(keep)}
         with self._connect() as db:
             marks = ",".join("?" * len(keep))
             sql = f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})"
             found = db.execute(sql, list(scores)).fetchall()
         out = [_memory(r).model_copy(update={"score": round(scores[r[0]], 4)}) for r in found]
-        return sorted(out, key=lambda m: -(m.score or 0))
+        return sorted(out, key=lambda m: place[m.id])
 
     def _index(
         self, db: sqlite3.Connection, metric: str | None, source: str | None = None, alias: str | None = None
@@ -265,7 +271,7 @@ class MemoryStore:
             where += " AND (data_source = ? OR source_alias = ?)"
             args += [source, alias]
         rows = db.execute(
-            f"SELECT id, embedding, created, segment FROM memories WHERE {where}", args
+            f"SELECT id, embedding, created, segment, kind, direction FROM memories WHERE {where}", args
         ).fetchall()
         matrix = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
@@ -278,6 +284,8 @@ class MemoryStore:
             matrix=matrix,
             created=np.array([r[2] for r in rows], dtype=float),
             segments=[str(r[3]) for r in rows],
+            kinds=[r[4] for r in rows],
+            directions=[r[5] for r in rows],
         )
         _INDEXES[key] = index
         return index
@@ -349,6 +357,24 @@ class _Index:
     matrix: np.ndarray
     created: np.ndarray
     segments: list[str]
+    kinds: list[str | None]
+    directions: list[str | None]
+
+
+def _matched(index: _Index, leads: list[Lead]) -> np.ndarray:
+    """Per memory, how early a lead it matches (the first lead scores highest), else 0: only
+    memories about a lead's segment are looked at, so this costs little among 10,000."""
+    out = np.zeros(len(index.ids))
+    if not leads:
+        return out
+    wanted: dict[str, list[tuple[int, Lead]]] = {}
+    for n, lead in enumerate(leads):
+        wanted.setdefault(json.dumps(lead.segment, sort_keys=True), []).append((len(leads) - n, lead))
+    for i, segment in enumerate(index.segments):
+        for weight, lead in wanted.get(segment, ()):
+            if lead.matches(index.kinds[i], lead.segment, index.directions[i]):
+                out[i] = max(out[i], weight)
+    return out
 
 
 _INDEXES: dict[tuple[str, str, str | None, str | None, str | None], _Index] = {}
@@ -361,5 +387,6 @@ def _memory(r: tuple[object, ...]) -> StoredMemory:
     return StoredMemory.model_validate(
         {"id": r[0], "type": r[1], "text": r[2], "run_id": r[3], "metric": r[4], "kind": r[5],
          "segment": json.loads(str(r[6])), "created": when(r[7]), "last_access": when(r[8]),
-         "access_count": r[9], "summary": bool(r[10]), "source": r[11], "source_alias": r[12]}
+         "access_count": r[9], "summary": bool(r[10]), "source": r[11], "source_alias": r[12],
+         "direction": r[13]}
     )  # fmt: skip
