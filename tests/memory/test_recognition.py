@@ -82,3 +82,45 @@ def test_a_run_that_finds_the_ios_drop_again_says_seen_before_among_twenty_memor
     seen = [n for n in report.notes if n.startswith("Seen before")]
     assert len(seen) == 1 and "r-ios-drop" in seen[0] and "a drop in platform=ios" in seen[0], report.notes
     assert not [n for n in report.notes if "r-ios-rise" in n and "Seen before" in n]
+
+
+def test_after_compaction_the_second_ios_drop_still_says_seen_before(
+    tmp_path: Path, msettings: Settings, home: Path
+) -> None:
+    """`memory compact` folds the first run's memories into a summary; the second run on the same
+    drop still recognises it (run, kind, segment and direction are kept beside the summary)."""
+    from typer.testing import CliRunner
+
+    from investigator.front.cli import app
+
+    frame, _ = generate("segment_change", seed=3, segment=IOS, factor=0.5)
+    frame.to_parquet(data := tmp_path / "ios.parquet", index=False)
+    request = build_request("revenue", str(data), "7d", None, "previous", None, None, None)
+    first = investigate(request, msettings)
+    compacted = CliRunner().invoke(app, ["memory", "compact", "--older-than", "0", "--home", str(home)])
+    assert compacted.exit_code == 0 and "into 1 chunks" in compacted.output, compacted.output
+    second = investigate(request, msettings)
+    seen = [n for n in second.notes if n.startswith("Seen before")]
+    assert seen and first.run_id in seen[0] and "platform=ios" in seen[0], second.notes
+    assert second.recalled[0].run_id == first.run_id and second.recalled[0].segment == IOS
+
+
+def test_forget_removes_one_run_and_leaves_the_others_in_its_summary(home: Path, embedder: Embedder) -> None:
+    store = MemoryStore(home, embedder)
+    fill(store, past("t"))
+    summarised, made = store.compact(older_than_days=0)
+    assert summarised == 20 and made >= 2
+    assert store.forget("r-ios-rise") == 1
+    texts = "\n".join(m.text for m in store.all())
+    assert "r-ios-rise" not in texts and "r-ios-drop" in texts and "r-other-7" in texts
+    assert store.count() >= 2 and all(m.summary for m in store.all())
+    from investigator.memory.models import Lead
+
+    drop = [Lead(kind="segment_change", segment=IOS, direction="down")]
+    found = store.search("revenue", 5, "revenue", source="t", leads=drop)
+    assert found[0].run_id == "r-ios-drop" and found[0].kind == "segment_change"  # still recognised
+    rise = [Lead(kind="segment_change", segment=IOS, direction="up")]
+    assert "r-ios-rise" not in [
+        m.run_id for m in store.search("revenue", 5, "revenue", source="t", leads=rise)
+    ]
+    assert store.forget("r-ios-rise") == 0  # nothing of it is left
