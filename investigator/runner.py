@@ -27,7 +27,7 @@ from investigator.kernels.startup import (
     spawn_early,
     started_kernel,
 )
-from investigator.memory import remember
+from investigator.memory import recognise, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
 from investigator.protocols import Kernel, Planner
 from investigator.report.model import Phases, Report, build_report, write_report
@@ -51,16 +51,17 @@ def run_loop(
     """Drive a created run to its conclusion and write its report (no artifacts: see `investigate`)."""
     folder = run_dir(settings.runs_dir, state.run_id)
     loop = InvestigationLoop(settings, folder, planner, kernel, progress)
-    report = _report(loop, loop.run(state))
+    report = _report(loop, loop.run(state), settings)
     write_report(report, folder)
     return report
 
 
-def _report(loop: InvestigationLoop, ran: Ran, start_s: float = 0.0) -> Report:
+def _report(loop: InvestigationLoop, ran: Ran, settings: Settings, start_s: float = 0.0) -> Report:
     """The report of a loop's invocation, with the host's segment table and the phases' times."""
     segments = loop.cause_checker(ran.state).segment_table()
     phases = Phases(start_s=start_s, data_s=ran.data_s, loop_s=ran.loop_s)
-    return build_report(ran.state, segments, phases, earlier_s=ran.earlier_s)
+    state = recognise(ran.state, settings)  # recall asked again with what the run found
+    return build_report(state, segments, phases, earlier_s=ran.earlier_s)
 
 
 def investigate(
@@ -195,7 +196,7 @@ def _run(
             kernel.shutdown()
             raise
         finishing = time.monotonic()
-        report = _report(loop, ran, start_s)
+        report = _report(loop, ran, settings, start_s)
         stopping = pool.submit(release, kernel, reuse)  # the kernel stops while the artifacts are drawn
         from investigator.report.artifacts import write_artifacts
 

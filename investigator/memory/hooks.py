@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from investigator.fmt import seg
 from investigator.memory import ledger
-from investigator.memory.extract import memories_of
+from investigator.memory.extract import leads_of, memories_of
 from investigator.memory.home import DB, ensure_home
-from investigator.memory.models import MemoryContext, Recalled
+from investigator.memory.models import Lead, MemoryContext, Recalled
 
 if TYPE_CHECKING:
     from investigator.analysis.spec import AnalysisSpec
@@ -23,12 +24,23 @@ MAX_FACTS = 30  # the context's budget cuts further; this bounds the work of bui
 RECALL_K = 5
 
 
-def recall_query(spec: AnalysisSpec) -> str:
-    """What a run asks recall: its metric, its window and the dimensions it can break down by."""
+def recall_query(spec: AnalysisSpec, leads: list[Lead] | None = None) -> str:
+    """What a run asks recall: before it has found anything, its metric, window and dimensions;
+    once it has, what it found (worded as a memory of it is: kind, segment, which way)."""
+    if leads:
+        found = "; ".join(
+            f"{lead.kind or 'a change'} in {seg(lead.segment) if lead.segment else 'the whole metric'}"
+            f" ({_WAY.get(lead.direction or '', 'moved')})"
+            for lead in leads
+        )
+        return f"{spec.metric}: {found}"
     return (
         f"{spec.metric} {spec.current.start}..{spec.current.end}: why {spec.metric} moved; "
         f"causes in {', '.join(spec.dimensions) or 'the whole metric'}"
     )
+
+
+_WAY = {"down": "a drop, fell", "up": "a rise, grew"}
 
 
 def load_recall_model(settings: Settings) -> None:
@@ -52,6 +64,7 @@ def recall(
     embedder: Embedder | None = None,
     source: str | None = None,
     alias: str | None = None,
+    leads: list[Lead] | None = None,
 ) -> MemoryContext:
     """Approved facts relevant to this metric and its dimensions, and relevant past memories of
     this source (`source_key`) or of one named alike (`alias`, metrics.yaml `source:`): another
@@ -70,17 +83,36 @@ def recall(
             store = MemoryStore(home, embedder or default_embedder())
             warnings += store.warnings
             found = store.search(
-                recall_query(spec), RECALL_K, spec.metric, spec.dimensions, source=source, alias=alias
-            )
+                recall_query(spec, leads), RECALL_K, spec.metric, spec.dimensions, source=source,
+                alias=alias, leads=leads,
+            )  # fmt: skip
             store.touch([m.id for m in found])
             recalled = [
                 Recalled(run_id=m.run_id, text=m.text, score=m.score or 0.0, kind=m.kind,
-                         segment=m.segment, created=m.created)
+                         segment=m.segment, direction=m.direction, created=m.created)
                 for m in found
             ]  # fmt: skip
     except Exception as e:  # memory is a bonus: the run goes on without it
         warnings.append(f"memory: recall skipped ({type(e).__name__}: {e})")
     return MemoryContext(facts=facts, recalled=recalled, warnings=warnings, source=source, source_alias=alias)
+
+
+def recognise(state: RunState, settings: Settings, embedder: Embedder | None = None) -> RunState:
+    """The concluded run with recall asked again, with what it found (`leads_of`): a past memory
+    of the same drop comes first, then what was recalled at its start (what its planner saw).
+    For the report's "Seen before"; a run that found nothing, or has no memories, is unchanged."""
+    leads = leads_of(state)
+    m = state.memory
+    if not leads or m.source is None or not (settings.home / DB).exists():
+        return state
+    again = recall(settings, state.spec, embedder, m.source, m.source_alias, leads)
+    first = {(r.run_id, r.text) for r in again.recalled}
+    earlier = [r for r in m.recalled if (r.run_id, r.text) not in first]
+    update = {
+        "recalled": again.recalled + earlier,
+        "warnings": list(dict.fromkeys(m.warnings + again.warnings)),
+    }
+    return state.model_copy(update={"memory": m.model_copy(update=update)})
 
 
 def remember(

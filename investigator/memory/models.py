@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 FactKind = Literal["late_data", "note"]
 MemoryType = Literal["fact", "decision", "preference", "observation"]
+Direction = Literal["down", "up"]
 
 
 def source_key(data: str, table: str | None = None, sql: str | None = None) -> str:
@@ -76,7 +77,25 @@ class Recalled(BaseModel):
     score: float
     kind: str | None = Field(None, description="the cause kind, for a memory of one root cause")
     segment: dict[str, str] = Field(default_factory=dict)
+    direction: Direction | None = Field(None, description="which way the metric moved there, if known")
     created: datetime | None = None
+
+
+class Lead(BaseModel):
+    """What a run found, as recall looks for it: a cause's kind, its segment and which way it
+    moved. A past memory with the same is "the same drop"."""
+
+    kind: str | None = None
+    segment: dict[str, str] = Field(default_factory=dict)
+    direction: Direction | None = None
+
+    def matches(self, kind: str | None, segment: dict[str, str], direction: str | None) -> bool:
+        """The same segment, and the same kind and direction where both are known."""
+        return (
+            segment == self.segment
+            and (kind is None or self.kind is None or kind == self.kind)
+            and (direction is None or self.direction is None or direction == self.direction)
+        )
 
 
 class MemoryContext(BaseModel):
@@ -96,6 +115,7 @@ class NewMemory(BaseModel):
     metric: str | None = None
     kind: str | None = None
     segment: dict[str, str] = Field(default_factory=dict)
+    direction: Direction | None = Field(None, description="which way the metric moved there")
     source: str | None = Field(None, description="the data it is about: a file, a URL's place, a table")
     source_alias: str | None = None
 

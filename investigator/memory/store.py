@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,14 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
+from investigator.memory import summaries
 from investigator.memory.embed import Embedder
 from investigator.memory.home import DB, aside, ensure_home
-from investigator.memory.models import NewMemory, StoredMemory
+from investigator.memory.models import Lead, NewMemory, StoredMemory
+from investigator.memory.summaries import CHUNK_CHARS, CHUNK_OVERLAP, chunks
+
+__all__ = ["CHUNK_CHARS", "CHUNK_OVERLAP", "MemoryStore", "chunks", "relevance"]
 
 HALF_LIFE_DAYS = 90.0
 USE_BOOST = 0.1  # per e-fold of recalls
 MIN_SIMILARITY = 0.45
-CHUNK_CHARS, CHUNK_OVERLAP, PER_SUMMARY = 1600, 320, 10
+PER_SUMMARY = 10
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -49,7 +53,8 @@ CREATE TABLE IF NOT EXISTS memories (
     model TEXT NOT NULL,
     embedding BLOB NOT NULL,
     data_source TEXT,  -- the data it is about (`source_key`); NULL: unknown, recalled by no run
-    source_alias TEXT  -- metrics.yaml `source:`: memories of sources named alike are shared
+    source_alias TEXT,  -- metrics.yaml `source:`: memories of sources named alike are shared
+    direction TEXT  -- 'down' or 'up': which way the metric moved in its segment; NULL: unknown
 );
 CREATE INDEX IF NOT EXISTS memories_metric ON memories(metric);
 CREATE INDEX IF NOT EXISTS memories_run ON memories(run_id);
@@ -57,21 +62,13 @@ CREATE INDEX IF NOT EXISTS memories_used ON memories(access_count);  -- recall r
 """
 _COLUMNS = (
     "id, type, text, run_id, metric, kind, segment, created, last_access, access_count, summary, "
-    "data_source, source_alias"
+    "data_source, source_alias, direction"
 )
 
 
 def relevance(similarity: float, age_days: float, uses: int) -> float:
     """Similarity, decayed with age and raised with use."""
     return similarity * 0.5 ** (max(age_days, 0.0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * math.log1p(uses))
-
-
-def chunks(text: str, size: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP) -> list[str]:
-    """Pieces of `size` characters, each starting `overlap` before the last one ended."""
-    if len(text) <= size:
-        return [text]
-    step = size - overlap
-    return [text[i : i + size] for i in range(0, len(text) - overlap, step)]
 
 
 class MemoryStore:
@@ -91,8 +88,9 @@ class MemoryStore:
     def _init(self) -> None:
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            db.executescript(summaries.SCHEMA)
             have = {r[1] for r in db.execute("PRAGMA table_info(memories)")}
-            for column in ("data_source", "source_alias"):  # a store made before memories had sources
+            for column in ("data_source", "source_alias", "direction"):  # a store made before these
                 if column not in have:
                     db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
             db.execute("SELECT count(*) FROM memories").fetchone()
@@ -121,7 +119,7 @@ class MemoryStore:
         when = (created or datetime.now(UTC)).timestamp()
         rows = [
             (m.type, m.text, m.run_id, m.metric, m.kind, json.dumps(m.segment, sort_keys=True), when,
-             self.embedder.name, v.astype(np.float32).tobytes(), m.source, m.source_alias)
+             self.embedder.name, v.astype(np.float32).tobytes(), m.source, m.source_alias, m.direction)
             for m, v in zip(memories, vectors, strict=True)
         ]  # fmt: skip
         with self._connect() as db:
@@ -137,8 +135,8 @@ class MemoryStore:
                 int(
                     db.execute(
                         "INSERT INTO memories (type, text, run_id, metric, kind, segment, created, model, "
-                        "embedding, data_source, source_alias) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                        "RETURNING id",
+                        "embedding, data_source, source_alias, direction) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                         row,
                     ).fetchone()[0]
                 )
@@ -156,16 +154,17 @@ class MemoryStore:
         return vectors
 
     def forget(self, run_id: str) -> int:
-        """Remove a run's memories, and any summary that quotes them; returns how many went."""
+        """Remove exactly one run's memories, compacted ones included: each summary holding some
+        is rebuilt from the other runs' (a chunk made before originals were kept loses the run's
+        lines). Returns how many of the run's memories went."""
+        with self._connect() as db:
+            plan = summaries.plan_forget(db, run_id)
+        vectors = iter(self._vectors(plan.texts())) if plan.texts() else iter(())
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
-            n = db.execute(
-                "DELETE FROM memories WHERE run_id = ? OR EXISTS "
-                "(SELECT 1 FROM json_each(memories.sources) WHERE value = ?)",
-                (run_id, run_id),
-            ).rowcount
+            n = summaries.apply_forget(db, plan, vectors, self.embedder.name)
             db.execute("COMMIT")
-        return int(n)
+        return n
 
     def touch(self, ids: list[int], now: datetime | None = None) -> None:
         """These memories were recalled: their use counts, and they were last seen now."""
@@ -173,10 +172,11 @@ class MemoryStore:
             return
         when = (now or datetime.now(UTC)).timestamp()
         with self._connect() as db:
-            db.executemany(
-                "UPDATE memories SET last_access = ?, access_count = access_count + 1 WHERE id = ?",
-                [(when, i) for i in ids],
-            )
+            for table in ("memories", "summarised"):  # a compacted memory recalled counts too
+                db.executemany(
+                    f"UPDATE {table} SET last_access = ?, access_count = access_count + 1 WHERE id = ?",
+                    [(when, i) for i in ids],
+                )
 
     # reading -------------------------------------------------------------------------------------
     def count(self) -> int:
@@ -200,37 +200,52 @@ class MemoryStore:
         latest_only: bool = True,
         source: str | None = None,
         alias: str | None = None,
+        leads: list[Lead] | None = None,
     ) -> list[StoredMemory]:
         """The `k` most relevant memories for `text`: of this metric (and the general ones), of
         this source (or one with the same alias) and about only these dimensions, when given; most
-        relevant first, with `score` set. With `latest_only`, of memories about the same segment
-        only the most recent is kept."""
+        relevant first, with `score` set. A memory matching one of `leads` (what this run found:
+        the same segment, kind and direction) ranks before every other, the first lead's first.
+        With `latest_only`, of memories about the same segment only the most recent is kept."""
         with self._connect() as db:
-            index = self._index(db, metric, source, alias)
+            live = self._index(db, metric, source, alias)
             used = dict(db.execute("SELECT id, access_count FROM memories WHERE access_count > 0").fetchall())
-        if not len(index.ids):
+            kept, kept_uses = _archived(db, self.embedder.name, leads or [], metric, source, alias)
+        if not len(live.ids) and not len(kept.ids):
             return []
-        similarity = index.matrix @ self.embedder.embed([text])[0]
+        query = self.embedder.embed([text])[0]
+        parts = [x for x in (live, kept) if len(x.ids)]
+        similarity = np.concatenate([x.matrix @ query for x in parts])
+        index = _Index(
+            state=live.state, ids=np.concatenate([x.ids for x in parts]), matrix=live.matrix,
+            created=np.concatenate([x.created for x in parts]),
+            segments=[s for x in parts for s in x.segments], kinds=[s for x in parts for s in x.kinds],
+            directions=[s for x in parts for s in x.directions],
+        ) if len(kept.ids) else live  # fmt: skip
+        used |= kept_uses
         t = (now or datetime.now(UTC)).timestamp()
         age = (t - index.created) / 86400
         uses = np.array([used.get(int(i), 0) for i in index.ids], dtype=float) if used else 0.0
         score = similarity * 0.5 ** (np.maximum(age, 0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * np.log1p(uses))
-        score = np.where(similarity >= min_similarity, score, -np.inf)
+        matched = _matched(index, leads or [])
+        score = np.where((similarity >= min_similarity) | (matched > 0), score, -np.inf)
         if dimensions is not None:
             dims = set(dimensions)
             fits = {s: set(json.loads(s)) <= dims for s in set(index.segments)}
             score = np.where(np.array([fits[s] for s in index.segments]), score, -np.inf)
+        rank = score + matched * 10.0  # a score is at most about 1.5: a match comes first
         top = min(len(score), max(k * 10, 50))
-        order = np.argpartition(-score, top - 1)[:top]
-        order = order[np.argsort(-score[order])]
+        order = np.argpartition(-rank, top - 1)[:top]
+        order = order[np.argsort(-rank[order])]
         picked: list[tuple[int, float, str]] = []
-        newest: dict[str, tuple[float, int]] = {}  # segment -> (created, index in picked)
+        newest: dict[str, tuple[float, int]] = {}  # segment and direction -> (created, index in picked)
         for i in order:
             if not np.isfinite(score[i]):
                 break
             segment = index.segments[i]
-            picked.append((int(index.ids[i]), float(score[i]), segment))
-            if segment != "{}" and latest_only:  # about the same segment: the most recent wins
+            picked.append((int(index.ids[i]), float(score[i]), f"{segment}{index.directions[i] or ''}"))
+            if segment != "{}" and latest_only:  # the same segment moving the same way: the most recent wins
+                segment = picked[-1][2]
                 seen = newest.get(segment)
                 if seen is None or index.created[i] > seen[0]:
                     newest[segment] = (float(index.created[i]), len(picked) - 1)
@@ -239,13 +254,16 @@ class MemoryStore:
         ][:k]
         if not keep:
             return []
-        scores = dict(keep)
+        scores, place = dict(keep), {mid: n for n, (mid, _) in enumerate(keep)}
         with self._connect() as db:
             marks = ",".join("?" * len(keep))
-            sql = f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})"
-            found = db.execute(sql, list(scores)).fetchall()
+            sql = (
+                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks}) "
+                f"UNION ALL SELECT {summaries.COLUMNS} FROM summarised WHERE id IN ({marks})"
+            )
+            found = db.execute(sql, list(scores) * 2).fetchall()
         out = [_memory(r).model_copy(update={"score": round(scores[r[0]], 4)}) for r in found]
-        return sorted(out, key=lambda m: -(m.score or 0))
+        return sorted(out, key=lambda m: place[m.id])
 
     def _index(
         self, db: sqlite3.Connection, metric: str | None, source: str | None = None, alias: str | None = None
@@ -265,7 +283,7 @@ class MemoryStore:
             where += " AND (data_source = ? OR source_alias = ?)"
             args += [source, alias]
         rows = db.execute(
-            f"SELECT id, embedding, created, segment FROM memories WHERE {where}", args
+            f"SELECT id, embedding, created, segment, kind, direction FROM memories WHERE {where}", args
         ).fetchall()
         matrix = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
@@ -278,6 +296,8 @@ class MemoryStore:
             matrix=matrix,
             created=np.array([r[2] for r in rows], dtype=float),
             segments=[str(r[3]) for r in rows],
+            kinds=[r[4] for r in rows],
+            directions=[r[5] for r in rows],
         )
         _INDEXES[key] = index
         return index
@@ -285,8 +305,9 @@ class MemoryStore:
     # compaction ----------------------------------------------------------------------------------
     def compact(self, older_than_days: float = 30, now: datetime | None = None) -> tuple[int, int]:
         """Summarise old memories, `PER_SUMMARY` at a time per metric, into chunks of
-        `CHUNK_CHARS` characters (each embedded), and drop the originals. Returns (summarised,
-        chunks made). Each group is its own short transaction."""
+        `CHUNK_CHARS` characters (each embedded); the originals move beside them (`summaries`), so
+        recognition and `forget` still see each one. Returns (summarised, chunks made). Each group
+        is its own short transaction."""
         cutoff = (now or datetime.now(UTC)).timestamp() - older_than_days * 86400
         with self._connect() as db:
             rows = db.execute(
@@ -314,16 +335,17 @@ class MemoryStore:
         self, key: tuple[str | None, str | None, str | None], group: list[tuple[StoredMemory, list[str]]]
     ) -> int:
         metric, source, alias = key
-        lines = [f"- {m.created:%Y-%m-%d} run {m.run_id} ({m.type}): {m.text}" for m, _ in group]
+        lines = [(m.created.timestamp(), m.run_id, str(m.type), m.text) for m, _ in group]
         runs = list(dict.fromkeys([m.run_id for m, _ in group] + [s for _, src in group for s in src]))
-        head = f"Summary of {len(group)} memories about {metric or 'every metric'}:\n"
-        pieces = chunks(head + "\n".join(lines))
+        pieces = chunks(summaries.text_of(metric, lines))
         vectors = self._vectors(pieces)
         created = max(m.created for m, _ in group).timestamp()
         uses = sum(m.access_count for m, _ in group)
+        name = f"summary-{uuid.uuid4().hex[:12]}"
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
             marks = ",".join("?" * len(group))
+            summaries.keep_originals(db, [m.id for m, _ in group], name)
             gone = db.execute(
                 f"DELETE FROM memories WHERE id IN ({marks}) AND summary = 0", [m.id for m, _ in group]
             ).rowcount
@@ -331,13 +353,15 @@ class MemoryStore:
                 db.execute("ROLLBACK")
                 return 0
             for piece, v in zip(pieces, vectors, strict=True):
-                db.execute(
-                    "INSERT INTO memories (type, text, run_id, metric, created, access_count, summary, "
-                    "sources, model, embedding, data_source, source_alias) "
-                    "VALUES ('observation', ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                    (piece, f"summary-{int(time.time())}", metric, created, uses, json.dumps(runs),
-                     self.embedder.name, v.astype(np.float32).tobytes(), source, alias),
-                )  # fmt: skip
+                summaries.insert_chunk(
+                    db,
+                    self.embedder.name,
+                    piece,
+                    v,
+                    name,
+                    (metric, created, uses, source, alias),
+                    json.dumps(runs),
+                )
             db.execute("COMMIT")
         return len(pieces)
 
@@ -349,6 +373,48 @@ class _Index:
     matrix: np.ndarray
     created: np.ndarray
     segments: list[str]
+    kinds: list[str | None]
+    directions: list[str | None]
+
+
+def _archived(
+    db: sqlite3.Connection,
+    model: str,
+    leads: list[Lead],
+    metric: str | None,
+    source: str | None,
+    alias: str | None,
+) -> tuple[_Index, dict[int, int]]:
+    """Compacted memories about the leads' segments (of this metric and source), and their uses:
+    what recognises "the same drop" once its memory is inside a summary."""
+    rows = summaries.about(db, model, leads, metric, source, alias)
+    matrix = (
+        np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        if rows
+        else np.zeros((0, 0), dtype=np.float32)
+    )
+    index = _Index(
+        state=(0, None, None), ids=np.array([r[0] for r in rows], dtype=np.int64), matrix=matrix,
+        created=np.array([r[2] for r in rows], dtype=float), segments=[str(r[3]) for r in rows],
+        kinds=[r[4] for r in rows], directions=[r[5] for r in rows],
+    )  # fmt: skip
+    return index, {int(r[0]): int(r[6]) for r in rows if r[6]}
+
+
+def _matched(index: _Index, leads: list[Lead]) -> np.ndarray:
+    """Per memory, how early a lead it matches (the first lead scores highest), else 0: only
+    memories about a lead's segment are looked at, so this costs little among 10,000."""
+    out = np.zeros(len(index.ids))
+    if not leads:
+        return out
+    wanted: dict[str, list[tuple[int, Lead]]] = {}
+    for n, lead in enumerate(leads):
+        wanted.setdefault(json.dumps(lead.segment, sort_keys=True), []).append((len(leads) - n, lead))
+    for i, segment in enumerate(index.segments):
+        for weight, lead in wanted.get(segment, ()):
+            if lead.matches(index.kinds[i], lead.segment, index.directions[i]):
+                out[i] = max(out[i], weight)
+    return out
 
 
 _INDEXES: dict[tuple[str, str, str | None, str | None, str | None], _Index] = {}
@@ -361,5 +427,6 @@ def _memory(r: tuple[object, ...]) -> StoredMemory:
     return StoredMemory.model_validate(
         {"id": r[0], "type": r[1], "text": r[2], "run_id": r[3], "metric": r[4], "kind": r[5],
          "segment": json.loads(str(r[6])), "created": when(r[7]), "last_access": when(r[8]),
-         "access_count": r[9], "summary": bool(r[10]), "source": r[11], "source_alias": r[12]}
+         "access_count": r[9], "summary": bool(r[10]), "source": r[11], "source_alias": r[12],
+         "direction": r[13]}
     )  # fmt: skip

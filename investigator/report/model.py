@@ -211,17 +211,26 @@ def seen_before(state: RunState) -> list[str]:
     """Recalled causes checked against this run's verified ones: the same cause found again is
     said, and one this data does not show is said too (a memory is never a conclusion)."""
     causes = state.conclusion.root_causes if state.conclusion is not None else []
-    found = {(c.kind, tuple(sorted(c.segment.items()))) for c in causes if c.verified is not False}
+    move = state.evidence.movement.change if state.evidence.movement is not None else 0.0
+    found = [  # kind, segment and which way it moved (the cause's change, else the metric's)
+        (c.kind, c.segment, "down" if (c.change or move) < 0 else "up" if (c.change or move) > 0 else None)
+        for c in causes
+        if c.verified is not False
+    ]
     notes = []
     for r in state.memory.recalled:
         if r.kind is None or r.kind == "no_change":
             continue
         when = f" on {r.created:%Y-%m-%d}" if r.created else ""
         where = seg(r.segment) if r.segment else "the whole metric"
-        if (r.kind, tuple(sorted(r.segment.items()))) in found:
-            notes.append(f"Seen before: run {r.run_id}{when} also found {r.kind} in {where}.")
+        what = r.kind + {"down": ", a drop", "up": ", a rise"}.get(r.direction or "", "")
+        if any(
+            f[:2] == (r.kind, r.segment) and (None in (f[2], r.direction) or f[2] == r.direction)
+            for f in found
+        ):
+            notes.append(f"Seen before: run {r.run_id}{when} also found {what} in {where}.")
         else:
-            notes.append(f"Recalled from run {r.run_id}{when}: {r.kind} in {where}; not found in this data.")
+            notes.append(f"Recalled from run {r.run_id}{when}: {what} in {where}; not found in this data.")
     return notes
 
 

@@ -173,8 +173,10 @@ def test_compact_summarises_old_memories_and_forget_removes_a_run(home: Path, em
     assert len(summary.text) <= CHUNK_CHARS and "run-0" in summary.text
     found = store.search("revenue fell in channel=c3", 3, "revenue", now=NOW)
     assert any(m.summary and "channel=c3 " in m.text for m in found)  # each chunk is embedded
-    assert store.forget("run-3") == 1  # the summary quoting it goes too
-    assert store.forget("run-fresh") == 1 and store.count() == 1
+    assert store.forget("run-3") == 1  # its memory, out of a summary rebuilt without it
+    assert store.forget("run-fresh") == 1 and store.count() == 2
+    texts = " ".join(m.text for m in store.all())
+    assert "run run-3 " not in texts and "run run-2 " in texts and "run run-4 " in texts
 
 
 def test_a_resumed_run_is_remembered_once_and_keeps_peoples_decisions(home: Path, embedder: Embedder) -> None:
