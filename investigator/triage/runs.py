@@ -25,6 +25,8 @@ from investigator.triage.scan import ScanItem
 from investigator.triage.secrets import Redactor
 
 Investigate = Callable[[Request, Settings], Report]
+
+
 class Investigated(BaseModel):
     """One investigation the job ran; `status` is the run's (concluded, partial) or `failed`."""
 
