@@ -26,6 +26,7 @@ from investigator.sources.urls import ENV_PREFIX, is_url, scheme
 __all__ = [
     "config_query_refusal",
     "connect_sqlite",
+    "database_path",
     "dialect",
     "duckdb_file",
     "query_refusal",
@@ -147,7 +148,7 @@ def read_only_postgres(con: Any) -> Any:
     return con
 
 
-def _path(url: str) -> Path | None:
+def database_path(url: str) -> Path | None:
     """The file a `duckdb://` or `sqlite://` URL names (as Ibis reads it), None for in-memory."""
     parts = urlsplit(url)
     named = [p for p in (parts.netloc, parts.path[bool(parts.netloc) :]) if p]
@@ -158,7 +159,7 @@ def _path(url: str) -> Path | None:
 
 def duckdb_file(url: str) -> bool:
     """Whether a `duckdb://` URL names a database file (not memory, not MotherDuck)."""
-    path = _path(url)
+    path = database_path(url)
     return path is not None and not url.split("://", 1)[1].startswith(("md:", "motherduck:"))
 
 
@@ -166,7 +167,7 @@ def connect_sqlite(url: str) -> Any:
     """An Ibis SQLite connection, read-only for a file (a missing file is an error, not created)."""
     import ibis
 
-    path = _path(url)
+    path = database_path(url)
     if path is None:
         return ibis.sqlite.connect()
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"  # resolved: `sqlite:////x` reads as //x

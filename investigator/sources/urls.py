@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from investigator.errors import ConfigError
 
@@ -64,7 +64,7 @@ def redact(data: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     user = f"{parts.username}@" if parts.username else ""
-    return urlunsplit((parts.scheme, user + host, parts.path, "", ""))
+    return f"{parts.scheme}://{user}{host}{parts.path}"  # `duckdb:///abs/path` keeps its three slashes
 
 
 def scrub(text: str, url: str) -> str:

@@ -7,7 +7,11 @@ connection (and its credentials) stays in this process and never reaches the ker
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +30,18 @@ EXTRAS = {
     "sqlite": "pip install 'ibis-framework[sqlite]'",
     "duckdb": "pip install 'ibis-framework[duckdb]'",
 }
-_UNREACHABLE = (
-    "connection refused", "could not connect", "could not translate host", "name or service not known",
-    "timeout expired", "timed out", "no route to host", "network is unreachable", "connection to server",
-)  # fmt: skip
+# what a driver's first line says, checked in this order: the most specific cause first (a
+# PostgreSQL refusal arrives inside "connection to server ... failed: FATAL: ...")
+_NO_DATABASE = re.compile(
+    r'database(?: "(?P<name>[^"]*)")? does not exist|(?P<file>unable to open database file)', re.I
+)
+_ROLE = re.compile(r'role "(?P<name>[^"]*)" does not exist|no pg_hba\.conf entry', re.I)
 _CREDENTIALS = ("password authentication failed", "authentication failed", "access denied", "no password")
+_NO_HOST = ("could not translate host", "failed to resolve host", "name or service not known",
+            "nodename nor servname", "temporary failure in name resolution")  # fmt: skip
+_REFUSED = ("connection refused",)
+_TIMEOUT = ("timeout expired", "timed out", "no route to host", "network is unreachable")
+_UNREACHABLE = ("could not connect", "connection to server")
 _PERMISSION = ("permission denied", "insufficient privilege", "not authorized", "access to table")
 _MISSING = ("does not exist", "not found", "no such table", "cannot be found", "unknown table")
 _SPARK_SETTINGS = {
@@ -38,6 +49,7 @@ _SPARK_SETTINGS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.showConsoleProgress": "false",
+    "spark.log.level": "ERROR",  # Spark 3.5+: setLogLevel at start-up
 }
 _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
 
@@ -96,32 +108,62 @@ class WarehouseSource:
         return con.table(bare, database=database) if database else con.table(bare)
 
     def _explain(self, error: BaseException, url: str) -> str:
-        """One line that says what went wrong and what to do, never holding the password."""
+        """One line that names what went wrong (from the driver's own words) and what to do, never
+        holding the password: the driver's text is scrubbed, the URL shown redacted."""
         where, kind = redact(url), scheme(url)
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        text = first.lower()
+        text, said = first.lower(), scrub(first, url)
         if isinstance(error, ModuleNotFoundError | ImportError):
             how = EXTRAS.get(kind, f"pip install 'ibis-framework[{kind}]'")
-            message = f"the {kind} driver is not installed ({first}): {how}"
-        elif any(k in text for k in _CREDENTIALS):
-            message = f"bad credentials for {where}: check the user and password ({first})"
-        elif any(k in text for k in _PERMISSION):
-            message = f"no permission to read {self._what()} at {where}: ask for SELECT on it ({first})"
-        elif "different configuration than existing connections" in text:
-            message = (
+            return f"the {kind} driver is not installed ({said}): {how}"
+        if "different configuration than existing connections" in text:
+            return (
                 f"{where} is already open read-write in this process (another DuckDB connection): close "
                 "that connection and run again; the investigator opens database files read-only"
             )
-        elif any(k in text for k in _UNREACHABLE):
-            message = f"cannot reach {where}: is the server up and the host and port right? ({first})"
-        elif type(error).__name__ == "TableNotFound" or (self.table and any(k in text for k in _MISSING)):
-            message = f"{self._what()} not found at {where} ({first})"
-        else:
-            message = f"cannot read {self._what()} at {where}: {first}"
-        return scrub(message, url)
+        if (missing := _missing_database(first, url)) is not None:
+            what = "path" if "file" in missing else "database name"
+            return f"{missing} at {where}: check the {what} in the URL ({said})"
+        if (role := _ROLE.search(first)) is not None:
+            who = f"role {role['name']}" if role["name"] else "this user, host and database"
+            return (
+                f"bad credentials for {where}: the server refuses {who}: check the user in the URL ({said})"
+            )
+        if any(k in text for k in _CREDENTIALS):
+            return f"bad credentials for {where}: the server refused the user or password ({said})"
+        if any(k in text for k in _PERMISSION):
+            return f"no permission to read {self._what()} at {where}: ask for SELECT on it ({said})"
+        if any(k in text for k in _NO_HOST):
+            return (
+                f"cannot reach {where}: the host name is not known (DNS): check the host in the URL ({said})"
+            )
+        if any(k in text for k in _REFUSED):
+            return (
+                f"cannot reach {where}: nothing listens there: is the server up and the port right? ({said})"
+            )
+        if any(k in text for k in _TIMEOUT):
+            return (
+                f"cannot reach {where}: no answer in time: check the host, the port and any firewall ({said})"
+            )
+        if any(k in text for k in _UNREACHABLE):
+            return f"cannot reach {where}: {said}"
+        if type(error).__name__ == "TableNotFound" or (self.table and any(k in text for k in _MISSING)):
+            return f"{self._what()} not found at {where} ({said})"
+        return f"cannot read {self._what()} at {where}: {said}"
 
     def _what(self) -> str:
         return f"table {self.table}" if self.table else "the --sql query"
+
+
+def _missing_database(first: str, url: str) -> str | None:
+    """ "database X does not exist" (or "no database file") when the driver says so, else None."""
+    found = _NO_DATABASE.search(first)
+    if found is None:
+        return None
+    if scheme(url) in ("duckdb", "sqlite"):
+        path = readonly.database_path(url)
+        return None if path is not None and path.exists() else "no database file"
+    return f"database {found['name']} does not exist" if found["name"] else None
 
 
 def connect(url: str) -> Any:
@@ -144,18 +186,50 @@ def connect(url: str) -> Any:
 
 
 def _spark(url: str) -> Any:
+    """A session through Ibis's PySpark backend, quiet and (in local mode) on loopback.
+
+    The first session of the process starts Spark's JVM: its stderr (the JDK's incubator notice,
+    log4j's start-up lines, Hadoop's native-library warning) goes to `spark_log()`, never to the
+    user's terminal; later messages are at ERROR (`spark.log.level`). A `local[N]` master binds the
+    driver to 127.0.0.1 unless SPARK_LOCAL_IP names another address."""
     import ibis
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
     rest = url.split("://", 1)[1]
     master = rest if rest.startswith("local") else url  # spark://host:7077 is the master URL itself
-    builder = SparkSession.builder.master(master).appName("investigator")
-    local = _SPARK_LOCAL if master.startswith("local") else {}
-    for key, value in {**_SPARK_SETTINGS, **local}.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    local = master.startswith("local") and not os.environ.get("SPARK_LOCAL_IP")
+    settings = {**_SPARK_SETTINGS, **(_SPARK_LOCAL if local else {})}
+    conf = SparkConf().setMaster(master).setAppName("investigator").setAll(list(settings.items()))
+    with SparkContext._lock:  # the JVM is started once per process: here, with its stderr to a file
+        if SparkContext._gateway is None:
+            with spark_log().open("ab") as log, _environ({"SPARK_LOCAL_IP": "127.0.0.1"} if local else {}):
+                SparkContext._gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})  # type: ignore[no-untyped-call]
+            SparkContext._jvm = SparkContext._gateway.jvm
+    session = SparkSession.builder.config(conf=conf).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return ibis.pyspark.connect(session)
+
+
+def spark_log() -> Path:
+    """Where this process's Spark JVM writes what it prints (in the temporary directory)."""
+    return Path(tempfile.gettempdir()) / f"investigator-spark-{os.getpid()}.log"
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """`os.environ` with `values` set while the JVM is launched (it copies the environment)."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
 
 
 def _query(con: Any, sql: str) -> Any:

@@ -3,8 +3,10 @@ leaves nothing in runs/."""
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 import pytest
@@ -105,3 +107,52 @@ def test_an_extract_too_large_is_refused_before_it_is_fetched(tmp_path: Path) ->
     with pytest.raises(UserError, match="would hold more than 1,000 rows"):
         write_extract(table, spec, tmp_path / "extract.parquet", max_rows=1000)
     assert not (tmp_path / "extract.parquet").exists()
+
+
+def test_a_missing_database_file_is_named(tmp_path: Path) -> None:
+    for url in (f"duckdb:///{tmp_path / 'nosuch.ddb'}", f"sqlite:///{tmp_path / 'nosuch.db'}"):
+        message = refused(tmp_path, "revenue", url, table="sales")
+        assert message.startswith(f"no database file at {url}: check the path in the URL"), message
+        assert "server" not in message
+    assert not (tmp_path / "nosuch.ddb").exists() and not (tmp_path / "nosuch.db").exists()
+
+
+def test_an_unknown_host_is_named(tmp_path: Path) -> None:
+    message = refused(tmp_path, "revenue", f"postgres://analyst:{CANARY}@nosuch.invalid:5432/shop", table="x")
+    assert message.startswith(
+        "cannot reach postgres://analyst@nosuch.invalid:5432/shop: the host name is not known"
+    )
+
+
+def test_a_refused_connection_is_named(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    message = refused(tmp_path, "revenue", f"postgres://analyst:{CANARY}@127.0.0.1:{port}/shop", table="x")
+    assert "nothing listens there" in message
+
+
+@pytest.fixture(scope="module")
+def running_postgres() -> str:
+    """A PostgreSQL server already running (PGHOST/PGPORT, default 127.0.0.1:5432) that lets
+    PGUSER/PGPASSWORD in: nothing is started here."""
+    import psycopg
+
+    host, port = os.environ.get("PGHOST", "127.0.0.1"), int(os.environ.get("PGPORT", "5432"))
+    user, password = os.environ.get("PGUSER", "postgres"), os.environ.get("PGPASSWORD", "")
+    try:
+        psycopg.connect(host=host, port=port, user=user, password=password, dbname="postgres",
+                        connect_timeout=3).close()  # fmt: skip
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        pytest.skip(
+            f"no PostgreSQL reachable at {host}:{port} as {user} "
+            f"(set PGHOST/PGPORT/PGUSER/PGPASSWORD): {first}"
+        )
+    return f"postgres://{quote(user)}:{quote(password)}@{host}:{port}"
+
+
+def test_a_missing_postgres_database_is_named(running_postgres: str, tmp_path: Path) -> None:
+    message = refused(tmp_path, "revenue", f"{running_postgres}/no_such_db_7f3a", table="sales")
+    assert "database no_such_db_7f3a does not exist at postgres://" in message, message
+    assert "server up" not in message
