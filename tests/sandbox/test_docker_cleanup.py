@@ -45,6 +45,12 @@ def _start_in_child(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], s
     return proc, proc.stdout.readline().strip()
 
 
+def _close(proc: subprocess.Popen[str]) -> None:
+    """The child's pipe, once it has said what it had to."""
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
 def test_cleanup_removes_the_container(tmp_path: Path) -> None:
     client = docker_client()
     with McpKernel(backend="docker", workdir=tmp_path / "ws", memory="256m") as k:
@@ -60,6 +66,7 @@ def test_a_process_that_exits_without_shutdown_leaves_no_container(tmp_path: Pat
     client = docker_client()
     proc, cid = _start_in_child(tmp_path, "exit")
     assert proc.wait(timeout=60) == 0
+    _close(proc)
     assert cid and cid not in _ours(client)  # removed by the atexit hook
 
 
@@ -68,6 +75,7 @@ def test_a_crashed_owner_leaves_an_orphan_that_the_next_start_sweeps(tmp_path: P
     proc, cid = _start_in_child(tmp_path, "hang")
     proc.send_signal(signal.SIGKILL)  # no atexit, no cleanup: a real crash
     proc.wait(timeout=30)
+    _close(proc)
     assert cid in _ours(client)
     with McpKernel(backend="docker", workdir=tmp_path / "next", memory="256m"):
         assert cid not in _ours(client)  # the new server swept it when it started
@@ -82,5 +90,6 @@ def test_a_live_owner_keeps_its_container(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+        _close(proc)
         sweep_orphans(client)
     assert cid not in _ours(client)
