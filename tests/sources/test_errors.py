@@ -3,10 +3,8 @@ leaves nothing in runs/."""
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
-from urllib.parse import quote
 
 import pandas as pd
 import pytest
@@ -132,27 +130,7 @@ def test_a_refused_connection_is_named(tmp_path: Path) -> None:
     assert "nothing listens there" in message
 
 
-@pytest.fixture(scope="module")
-def running_postgres() -> str:
-    """A PostgreSQL server already running (PGHOST/PGPORT, default 127.0.0.1:5432) that lets
-    PGUSER/PGPASSWORD in: nothing is started here."""
-    import psycopg
-
-    host, port = os.environ.get("PGHOST", "127.0.0.1"), int(os.environ.get("PGPORT", "5432"))
-    user, password = os.environ.get("PGUSER", "postgres"), os.environ.get("PGPASSWORD", "")
-    try:
-        psycopg.connect(host=host, port=port, user=user, password=password, dbname="postgres",
-                        connect_timeout=3).close()  # fmt: skip
-    except Exception as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        pytest.skip(
-            f"no PostgreSQL reachable at {host}:{port} as {user} "
-            f"(set PGHOST/PGPORT/PGUSER/PGPASSWORD): {first}"
-        )
-    return f"postgres://{quote(user)}:{quote(password)}@{host}:{port}"
-
-
-def test_a_missing_postgres_database_is_named(running_postgres: str, tmp_path: Path) -> None:
-    message = refused(tmp_path, "revenue", f"{running_postgres}/no_such_db_7f3a", table="sales")
+def test_a_missing_postgres_database_is_named(postgres: Postgres, tmp_path: Path) -> None:
+    message = refused(tmp_path, "revenue", postgres.url(db="no_such_db_7f3a"), table="sales")
     assert "database no_such_db_7f3a does not exist at postgres://" in message, message
     assert "server up" not in message

@@ -5,7 +5,6 @@ config is refused in one line naming the key, before anything is sent. A real Du
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import yaml
 
 from investigator.sources.synth import generate
 
+from ..sources.conftest import Postgres, load_postgres, postgres  # noqa: F401  # the throwaway cluster fixture
 from .test_job import DIMS, triage
 
 
@@ -174,33 +174,9 @@ def test_a_url_without_a_table_is_a_config_error_in_the_configs_words(
     assert out.exit_code == 2 and expected in out.stderr and "--table" not in out.stderr, out.stderr
 
 
-def postgres_url() -> str:
-    url = os.environ.get("INVESTIGATOR_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
-    try:
-        import psycopg
-
-        psycopg.connect(url, connect_timeout=2).close()
-    except Exception as e:
-        pytest.skip(f"PostgreSQL not reachable at {url} ({type(e).__name__}): set INVESTIGATOR_TEST_POSTGRES")
-    return url
-
-
-def test_a_postgres_table_named_through_env(shop: Path, tmp_path: Path) -> None:
-    url = postgres_url()
-    import psycopg
-
+def test_a_postgres_table_named_through_env(shop: Path, tmp_path: Path, postgres: Postgres) -> None:  # noqa: F811
     frame = duckdb.connect(str(shop), read_only=True).execute("select * from sales").df()
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute("drop table if exists triage_sales")
-        columns = "date date, country text, channel text, revenue double precision"
-        con.execute(f"create table triage_sales ({columns})")
-        with con.cursor().copy("copy triage_sales from stdin") as copy:
-            for row in frame[["date", "country", "channel", "revenue"]].itertuples(index=False):
-                copy.write_row(row)
-    try:
-        path = write(tmp_path, data="env:PG_URL", table="triage_sales", metrics=["revenue"])
-        digest = scanned(tmp_path, path, env={"PG_URL": url})
-        assert social(digest, "revenue")["flagged"]
-    finally:
-        with psycopg.connect(url, autocommit=True) as con:
-            con.execute("drop table if exists triage_sales")
+    load_postgres(postgres, "triage_sales", frame[["date", "country", "channel", "revenue"]])
+    path = write(tmp_path, data="env:PG_URL", table="triage_sales", metrics=["revenue"])
+    digest = scanned(tmp_path, path, env={"PG_URL": postgres.url()})
+    assert social(digest, "revenue")["flagged"]
