@@ -1,4 +1,4 @@
-.PHONY: demo test lint bench
+.PHONY: demo test lint bench docs
 demo:
 	investigate --metric revenue --window 7d
 test:
@@ -10,3 +10,6 @@ bench:
 	python benchmarks/rca_public.py --data ../shared/rca-benchmarks
 	python benchmarks/localize_speed.py
 	python benchmarks/speed.py
+docs:
+	mkdocs build --strict -d "$$(mktemp -d)"
+	python docs/examples/generate.py --check
