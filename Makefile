@@ -4,7 +4,7 @@ demo:
 test:
 	pytest
 lint:
-	ruff check investigator sandbox tests benchmarks && ruff format --check investigator sandbox && mypy
+	ruff check investigator sandbox tests benchmarks docs/examples && ruff format --check investigator sandbox && mypy
 bench:
 	python benchmarks/scenarios.py
 	python benchmarks/rca_public.py --data ../shared/rca-benchmarks

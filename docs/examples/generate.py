@@ -68,9 +68,15 @@ EXAMPLES = (
         segment={"industry": "construction"},
         factor=1.8,
         flags=(
-            "--metric", "value", "--time-column", "year", "--window", "1y",
-            "--dimensions", "industry,region",
-        ),  # fmt: skip
+            "--metric",
+            "value",
+            "--time-column",
+            "year",
+            "--window",
+            "1y",
+            "--dimensions",
+            "industry,region",
+        ),
         story="93 years (an integer `year` column, 1931..2023), one row per year, industry and "
         "region; in the last year `industry=construction` rose to 1.8 times its level in every region.",
     ),
@@ -90,17 +96,22 @@ def run(example: Example, scratch: Path) -> tuple[str, str, str]:
         frame.to_parquet(path, index=False)
     command = ["investigate", "--data", example.file, *example.flags]
     exe = Path(sys.executable).parent / "investigate"
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("INVESTIGATOR_", "OPENAI_"))
-    } | {"COLUMNS": str(WIDTH), "INVESTIGATOR_WARM": "0", "NO_COLOR": "1", "TERM": "dumb"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INVESTIGATOR_", "OPENAI_"))} | {
+        "COLUMNS": str(WIDTH),
+        "INVESTIGATOR_WARM": "0",
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+    }
     done = subprocess.run(
         [str(exe) if exe.is_file() else "investigate", *command[1:]],
         cwd=scratch, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     if done.returncode != 0:
-        raise SystemExit(f"{example.grain}: investigate exited {done.returncode}:\n{done.stdout}{done.stderr}")
+        said = done.stdout + done.stderr
+        raise SystemExit(f"{example.grain}: investigate exited {done.returncode}:\n{said}")
     head = frame.head(6).to_string(index=False)
-    return " ".join(command), done.stdout.rstrip(), head
+    output = "\n".join(line.rstrip() for line in done.stdout.rstrip().splitlines())
+    return " ".join(command), output, head
 
 
 def page(example: Example, command: str, output: str, head: str) -> str:
@@ -123,14 +134,18 @@ $ {command}
 {output}
 ```
 
-Run `python docs/examples/generate.py` to run it again and rewrite this page.
+The seconds on the last line are those of the run that wrote this page, on a shared 2-core machine;
+measured timings are on [speed](../speed.md). Run `python docs/examples/generate.py` to run it again
+and rewrite this page.
 """
 
 
 def normalise(text: str) -> str:
-    """Drop what differs between two runs of the same question: run ids and seconds."""
+    """Drop what differs between two runs of the same question: run ids, seconds, and where the
+    terminal wrapped the timing line (its length changes with the seconds)."""
     text = re.sub(r"\d{8}-\d{6}-[0-9a-f]{6}", "RUN", text)
-    return re.sub(r"in [0-9.]+s \(start [^)]*\)", "in Ns (...)", text)
+    text = re.sub(r"in [0-9.]+s \(start [^)]*\)", "in Ns (...)", text)
+    return re.sub(r"\d+ iterations in Ns \(\.\.\.\)[^`]*?RUN", lambda m: " ".join(m[0].split()), text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,9 +166,11 @@ def main(argv: list[str] | None = None) -> int:
                 stale.append(example.grain)
                 sys.stdout.writelines(
                     difflib.unified_diff(
-                        normalise(old).splitlines(True), normalise(text).splitlines(True),
-                        str(target), "a fresh run",
-                    )  # fmt: skip
+                        normalise(old).splitlines(True),
+                        normalise(text).splitlines(True),
+                        str(target),
+                        "a fresh run",
+                    )
                 )
         else:
             target.write_text(text)
