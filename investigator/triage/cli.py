@@ -26,7 +26,7 @@ err = Console(stderr=True, soft_wrap=True)
 
 @app.callback(invoke_without_command=True)
 def triage(
-    config: Annotated[Path, typer.Option("--config", help="The triage YAML (see README: Every morning).")],
+    config: Annotated[Path, typer.Option("--config", help="The triage YAML (see docs/triage.md).")],
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the digest's JSON here.")
     ] = None,

@@ -184,7 +184,7 @@ def test_ctrl_c_names_the_run_to_resume(data: tuple[Path, dict], tmp_path: Path)
 
 
 def test_a_job_that_calls_the_venvs_command_unactivated(data: tuple[Path, dict], tmp_path: Path) -> None:
-    """As cron runs `.venv/bin/investigate` (README): PATH holds no venv, yet the kernel must be
+    """As cron runs `.venv/bin/investigate` (docs/triage.md): PATH holds no venv, yet the kernel must be
     this interpreter (behind `unshare`, a bare "python" was looked up on PATH: another Python)."""
     command = Path(sys.executable).parent / "investigate"
     if not command.is_file():
