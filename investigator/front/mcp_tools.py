@@ -24,6 +24,8 @@ from investigator.factories import Hooks
 from investigator.front.live import Snapshot, snapshot
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
+from investigator.run.decision import Decision
+from investigator.run.state import RunState
 from investigator.triage.digest import Digest
 
 __all__ = [
@@ -153,10 +155,10 @@ def _hooks(progress: Progress, cancelled: threading.Event, most: int, warnings: 
 
     started = time.monotonic()
 
-    def update(state: object, decision: object) -> None:
+    def update(state: RunState, decision: Decision | None) -> None:
         if cancelled.is_set():
             raise KeyboardInterrupt
-        progress(snapshot(state, decision, most, started))  # type: ignore[arg-type]
+        progress(snapshot(state, decision, most, started))
 
     return Hooks(progress=update, warn=warnings.append)
 
