@@ -4,7 +4,10 @@ Origin). Light to import: the SDK loads when the command runs.
 
 The runs folder and the memory home are this server's settings (flags, `INVESTIGATOR_RUNS_DIR`,
 `INVESTIGATOR_HOME`, the project's config), resolved once at start: a client names runs by id and
-never picks a folder.
+never picks a folder. Over stdio the client is the user who started the server and names data as
+on the command line; over HTTP it is whoever holds the token, so files come only from under the
+data roots (the working directory by default) and connections only from the server's environment
+(`env:VAR`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ def mcp_command(
     home: Annotated[
         Path | None, typer.Option(help="The project's memory folder (default ./.investigator).")
     ] = None,
+    data_root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Data files and triage configs only from under this folder (repeatable); over HTTP "
+            "the working directory unless given, over stdio anywhere unless given."
+        ),
+    ] = None,
 ) -> None:
     """Serve investigate, describe_data, get_report, list_runs, resume, triage and facts_list over
     MCP. Over HTTP a bearer token is required: INVESTIGATOR_MCP_TOKEN, else a fresh one printed to
@@ -57,7 +67,13 @@ def mcp_command(
     from investigator.front.mcp_server import build_server
     from investigator.front.mcp_tools import Place
 
-    place = Place(runs_dir=settings.runs_dir.resolve(), home=settings.home.resolve())
+    roots = [p.resolve() for p in data_root or []] or ([Path.cwd()] if transport == "http" else None)
+    place = Place(
+        runs_dir=settings.runs_dir.resolve(),
+        home=settings.home.resolve(),
+        data_roots=roots,
+        urls=transport == "stdio",  # over HTTP, only the connections the server's environment holds
+    )
     mcp, jobs = build_server(place)
     try:
         if transport == "stdio":

@@ -33,6 +33,7 @@ __all__ = [
     "RunList",
     "RunSummary",
     "TriageResult",
+    "check_data",
     "facts",
     "investigation",
     "list_runs",
@@ -47,10 +48,38 @@ Progress = Callable[[Snapshot], None]
 
 
 class Place(BaseModel):
-    """Where the server keeps runs and memory: its own flags or environment, fixed at start."""
+    """Where the server keeps runs and memory, and what data a client may name: its own flags or
+    environment, fixed at start."""
 
     runs_dir: Path
     home: Path
+    data_roots: list[Path] | None = Field(
+        None, description="files (data, triage configs) only from under these; None: anywhere"
+    )
+    urls: bool = Field(True, description="whether a client may write a connection URL itself")
+
+
+def check_data(place: Place, data: str | None, what: str = "data file") -> None:
+    """Refuse what this server does not let a client name: a file outside the data roots (an HTTP
+    client is not the user who started the server, and a file's aggregates are its content), or a
+    connection URL written by the client when only the server's own (`env:VAR`) are allowed."""
+    from investigator.sources.urls import ENV_PREFIX, is_url
+
+    if data is None or data.startswith(ENV_PREFIX):
+        return
+    if is_url(data):
+        if not place.urls:
+            raise UserError(
+                "this server takes no connection URL from a client: name one the server's environment "
+                "holds, as data=env:VAR"
+            )
+        return
+    if place.data_roots is None:
+        return
+    path = Path(data).expanduser().resolve()
+    if not any(path.is_relative_to(root) for root in place.data_roots):
+        roots = ", ".join(str(r) for r in place.data_roots) or "none"
+        raise UserError(f"{what} {data} is outside this server's data folders ({roots}); see --data-root")
 
 
 class RunSummary(BaseModel):
@@ -185,6 +214,7 @@ def investigation(
     from investigator.front.flags import ask
     from investigator.runner import investigate
 
+    check_data(place, data)
     request, settings, choice = ask(
         metric=metric, data=data, table=table, sql=sql, window=window, end=end, baseline=baseline,
         dimensions=dimensions, filter=filter, planner=planner, max_iterations=max_iterations,
@@ -217,6 +247,7 @@ def triage(place: Place, config: str, dry_run: bool) -> TriageResult:
     from investigator.triage.config import load_config
     from investigator.triage.job import run_triage
 
+    check_data(place, config, "triage config")
     cfg = load_config(Path(config))
     cfg = cfg.model_copy(update={"runs_dir": place.runs_dir, "state": place.home / "triage.sqlite"})
     outcome = run_triage(cfg, dry_run=dry_run)

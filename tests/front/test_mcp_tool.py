@@ -166,6 +166,64 @@ async def test_env_data_is_read_on_the_host_and_its_secret_never_answered(
                 assert part not in text
 
 
+@pytest.mark.anyio
+async def test_a_confined_server_takes_files_only_from_its_data_roots_and_no_client_urls(
+    tmp_path: Path, drop: Path
+) -> None:
+    """What `investigate mcp --transport http` serves with: an HTTP client is not the user who
+    started the server, so it names files under the data roots and connections by `env:VAR`."""
+    inside = tmp_path / "shared-data"
+    inside.mkdir()
+    place = Place(runs_dir=tmp_path / "runs", home=tmp_path / "home", data_roots=[inside], urls=False)
+    async with served(place) as (client, _, schemas):
+        for tool in ("describe_data", "investigate"):
+            text = refusal(await client.call_tool(tool, {"data": str(drop), "metric": "revenue"}))
+            assert text.startswith("error: data file ") and "outside this server's data folders" in text
+            escape = str(inside / ".." / drop.name)
+            assert "outside" in refusal(await client.call_tool(tool, {"data": escape, "metric": "revenue"}))
+            url = "postgres://u:pw@127.0.0.1:1/db"
+            assert "no connection URL" in refusal(
+                await client.call_tool(tool, {"data": url, "table": "t", "metric": "revenue"})
+            )
+        assert "triage config" in refusal(
+            await client.call_tool("triage", {"config": str(tmp_path / "t.yaml")})
+        )
+        moved = drop.rename(inside / drop.name)
+        valid(await client.call_tool("describe_data", {"data": str(moved)}), schemas["describe_data"])
+
+
+@pytest.mark.anyio
+async def test_calls_run_at_once_each_with_a_kernel_of_its_own(
+    place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two investigations in flight together (neither waits for the other), and neither asks for
+    a kernel kept from another run (`reuse_kernel`): calls share no kernel."""
+    import threading
+
+    import investigator.runner
+
+    both = threading.Barrier(2, timeout=30)
+    asked: list[bool] = []
+
+    def fake(request: Any, settings: Any, hooks: Any = None, **kw: Any) -> Any:
+        asked.append(bool(kw.get("reuse_kernel", False)))
+        both.wait()  # broken (an error) unless the other call is running too
+        raise UserError(f"ran {request.metric}")
+
+    monkeypatch.setattr(investigator.runner, "investigate", fake)
+    async with served(place) as (client, _, _s):
+        answers: dict[str, str] = {}
+
+        async def call(metric: str) -> None:
+            answers[metric] = refusal(await client.call_tool("investigate", {"metric": metric}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "revenue")
+            tg.start_soon(call, "orders")
+    assert answers == {"revenue": "error: ran revenue", "orders": "error: ran orders"}
+    assert asked == [False, False]
+
+
 # runs, reports, facts, triage -----------------------------------------------------------------------
 @pytest.mark.anyio
 async def test_a_cancelled_investigation_stops_and_resumes_to_a_report(place: Place, drop: Path) -> None:
