@@ -200,12 +200,13 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
         ] = None,
         metric: Annotated[str | None, Field(description="A metric, to use its configured data")] = None,
         window: Annotated[str | None, Field(description="Check this window (7d, 4w, 1mo, 1q, 1y)")] = None,
+        time_column: Annotated[str | None, Field(description="The date column, if not 'date'")] = None,
     ) -> Annotated[CallToolResult, DataDescription]:
         """The data's columns and types, the time column and grain a run would pick, the date range,
         the dimensions a run would localize (with their number of values), numeric columns and
         configured metrics, and the windows a run would compare (or the run's reason to refuse).
         Call it before investigate to ask a valid question."""
-        return await _in_thread(lambda: _describe(place, data, table, sql, metric, window), data)
+        return await _in_thread(lambda: _describe(place, data, table, sql, metric, window, time_column), data)
 
     @mcp.tool()
     async def investigate(
@@ -216,6 +217,9 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
         sql: Annotated[str | None, Field(description="With a URL: a read-only query")] = None,
         window: Annotated[str, Field(description="Nd, Nw, Nmo, Nq or Ny (whole periods)")] = "7d",
         end: Annotated[str | None, Field(description="Last day of the window (YYYY-MM-DD)")] = None,
+        time_column: Annotated[
+            str | None, Field(description="The date column (default: the metric's, else 'date')")
+        ] = None,
         baseline: Literal["previous", "wow", "mom", "qoq", "yoy"] = "previous",
         dimensions: Annotated[list[str] | None, Field(description="Columns to localize")] = None,
         filter: Annotated[
@@ -232,8 +236,8 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
         def run(progress: Callable[[Snapshot], None], stop: threading.Event) -> Report:
             return work.investigation(
                 place, progress, stop, metric=metric, data=data, table=table, sql=sql, window=window,
-                end=end, baseline=baseline, dimensions=dimensions, filter=filter, planner=planner,
-                max_iterations=max_iterations,
+                end=end, time_column=time_column, baseline=baseline, dimensions=dimensions,
+                filter=filter, planner=planner, max_iterations=max_iterations,
             )  # fmt: skip
 
         return await _running(jobs, ctx, run, data)
@@ -288,10 +292,18 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
 
 
 def _describe(
-    place: Place, data: str | None, table: str | None, sql: str | None, metric: str | None, window: str | None
+    place: Place,
+    data: str | None,
+    table: str | None,
+    sql: str | None,
+    metric: str | None,
+    window: str | None,
+    time_column: str | None,
 ) -> DataDescription:
     work.check_data(place, data)
-    return describe_data(data=data, table=table, sql=sql, metric=metric, window=window)
+    return describe_data(
+        data=data, table=table, sql=sql, metric=metric, window=window, time_column=time_column
+    )
 
 
 def _resources(mcp: MCPServer, place: Place) -> None:

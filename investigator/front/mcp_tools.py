@@ -203,6 +203,7 @@ def investigation(
     sql: str | None = None,
     window: str = "7d",
     end: str | None = None,
+    time_column: str | None = None,
     baseline: str = "previous",
     dimensions: list[str] | None = None,
     filter: str | None = None,
@@ -216,7 +217,8 @@ def investigation(
 
     check_data(place, data)
     request, settings, choice = ask(
-        metric=metric, data=data, table=table, sql=sql, window=window, end=end, baseline=baseline,
+        metric=metric, data=data, table=table, sql=sql, window=window, end=end, time_column=time_column,
+        baseline=baseline,
         dimensions=dimensions, filter=filter, planner=planner, max_iterations=max_iterations,
         runs_dir=place.runs_dir, home=place.home,
     )  # fmt: skip

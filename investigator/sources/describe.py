@@ -68,7 +68,13 @@ class DataDescription(BaseModel):
     data: str = Field(description="where the data is (a URL without its password)")
     rows: int
     columns: list[Column]
-    time_column: str | None = Field(description="the date column a run would use; None: none found")
+    time_column: str | None = Field(
+        description="the date column to ask with; None: none found. Pass it as time_column when a run "
+        "would not find it by itself (time_column_given false)"
+    )
+    time_column_given: bool = Field(
+        True, description="false: the run looks for 'date' (or the metric's); name this one to use it"
+    )
     grain: str | None = Field(None, description="the data's period: day, week, month, quarter, year")
     grain_step: int | None = Field(None, description="periods per step (5 for data every 5 years)")
     first_date: date | None = None
@@ -76,7 +82,9 @@ class DataDescription(BaseModel):
     suggested_window: str | None = Field(None, description="the shortest window the grain answers")
     windows: WindowPlan | None = None
     dimensions: list[Dimension] = Field(
-        default_factory=list, description="the columns a run localizes when none are named"
+        default_factory=list,
+        description="the columns a run localizes when none are named (the metric's configured ones, "
+        "else the text and boolean columns)",
     )
     numeric_columns: list[str] = Field(default_factory=list, description="columns a metric may sum")
     metrics: list[MetricInfo] = Field(default_factory=list, description="configured metrics")
@@ -111,7 +119,8 @@ def describe_data(
         if metric:
             num, den = parse_metric(definition.expression)
             measured = {m.column for m in (num, den) if m is not None and m.column}
-        dims = text_columns(schema, picked or "", measured)[:MAX_DIMENSIONS]
+        configured = [d for d in definition.dimensions or [] if d in columns]
+        dims = (configured or text_columns(schema, picked or "", measured))[:MAX_DIMENSIONS]
         counts = opened.aggregate(
             rows=opened.count(), **{f"d{i}": opened[c].nunique() for i, c in enumerate(dims)}
         ).to_pandas()
@@ -120,6 +129,7 @@ def describe_data(
             rows=int(counts["rows"].iloc[0]),
             columns=[Column(name=c, type=str(schema[c])) for c in columns],
             time_column=picked if picked is not None and schema[picked].is_date() else None,
+            time_column_given=picked == asked,
             dimensions=[Dimension(name=c, values=int(counts[f"d{i}"].iloc[0])) for i, c in enumerate(dims)],
             numeric_columns=[c for c in columns if schema[c].is_numeric() and c != picked],
             metrics=_metrics(),

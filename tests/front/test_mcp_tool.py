@@ -121,6 +121,25 @@ async def test_describe_data_gives_the_runs_reason_to_refuse_a_window(place: Pla
     assert d["windows"]["problem"] and "before the data" in d["windows"]["problem"]
 
 
+@pytest.mark.anyio
+async def test_describe_data_names_a_time_column_the_run_would_not_find_alone(
+    place: Place, tmp_path: Path
+) -> None:
+    days = [f"2026-03-{d:02d}" for d in range(1, 29)]
+    rows = [f"{day},{region},{10 + i}" for i, day in enumerate(days) for region in ("EU", "US")]
+    data = tmp_path / "orders.csv"
+    data.write_text("order_day,region,amount\n" + "\n".join(rows) + "\n")
+    async with served(place) as (client, _, schemas):
+        found = valid(await client.call_tool("describe_data", {"data": str(data)}), schemas["describe_data"])
+        named = valid(
+            await client.call_tool("describe_data", {"data": str(data), "time_column": "order_day"}),
+            schemas["describe_data"],
+        )
+    assert found["time_column"] == "order_day" and found["time_column_given"] is False
+    assert named["time_column_given"] is True and named["windows"] == found["windows"]
+    assert found["dimensions"] == [{"name": "region", "values": 2}] and found["numeric_columns"] == ["amount"]
+
+
 # bad arguments are the CLI's lines ----------------------------------------------------------------
 @pytest.mark.anyio
 async def test_bad_arguments_come_back_as_the_clis_one_line_error(place: Place, drop: Path) -> None:
