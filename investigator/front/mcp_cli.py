@@ -22,6 +22,7 @@ DEFAULT_PORT = 8766  # the sandbox server's is 8765: both may run on one host
 
 
 def mcp_command(
+    ctx: typer.Context,
     transport: Annotated[str, typer.Option(help="stdio (default) or http (streamable HTTP).")] = "stdio",
     host: Annotated[str, typer.Option(help="HTTP: the address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP: the port.")] = DEFAULT_PORT,
@@ -53,6 +54,8 @@ def mcp_command(
     from investigator.config import load_settings
     from investigator.errors import UserError
 
+    given = ctx.find_root().obj or {}  # `investigate --runs-dir X mcp` as `investigate mcp --runs-dir X`
+    runs_dir, home = runs_dir or given.get("runs_dir"), home or given.get("home")
     if transport not in ("stdio", "http"):
         typer.echo(f"error: --transport {transport!r} is not one of stdio, http", err=True)
         raise typer.Exit(2)
