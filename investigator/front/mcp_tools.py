@@ -237,8 +237,9 @@ def resumed(
     settings = load_settings(runs_dir=place.runs_dir, home=place.home)
     if more is not None and more < 1:
         raise UserError("more must be at least 1 (the steps to add)")
-    if more:
-        hooks = _hooks(progress, cancelled, settings.max_iterations + more, [])
+    if more:  # the run reopens with room for `more` steps after the ones it made (`continue_run`)
+        done = json.loads((run_folder(place, run_id) / "state.json").read_text()).get("iteration", 0)
+        hooks = _hooks(progress, cancelled, int(done) + more + 1, [])
         return continue_run(run_id, settings, more, hooks)
     return resume(run_id, settings, _hooks(progress, cancelled, settings.max_iterations, []))
 
