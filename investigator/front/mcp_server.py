@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 import anyio
 import anyio.from_thread
@@ -41,7 +41,6 @@ from investigator.sources.describe import DataDescription, describe_data
 __all__ = ["Jobs", "build_server"]
 
 log = logging.getLogger("investigator.mcp")
-R = TypeVar("R")
 
 INSTRUCTIONS = (
     "Explains why a metric moved. Call describe_data first to see the columns, the time column, the "

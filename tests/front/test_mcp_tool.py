@@ -351,6 +351,13 @@ async def test_over_stdio_investigate_mcp_answers_a_real_investigation(tmp_path:
         assert [r["run_id"] for r in listed["runs"]] == [report["run_id"]]
 
 
+def test_the_server_never_runs_in_the_warm_helper() -> None:
+    from investigator.front.entry import routed
+
+    assert not routed(["mcp"]) and not routed(["--runs-dir", "r", "mcp", "--transport", "http"])
+    assert routed(["--metric", "revenue"])
+
+
 def _free_port() -> int:
     import socket
 
