@@ -244,6 +244,7 @@ def resume_command(
 def _register_subcommands() -> None:
     """Each feature owns its commands in its own module (kept light to import: heavy imports happen
     inside the commands)."""
+    from investigator.front.mcp_cli import mcp_command
     from investigator.memory.cli import facts_app, memory_app
     from investigator.triage.cli import app as triage_app
     from investigator.warm.cli import app as warm_app
@@ -252,6 +253,7 @@ def _register_subcommands() -> None:
     app.add_typer(warm_app, name="warm")
     app.add_typer(facts_app, name="facts")
     app.add_typer(memory_app, name="memory")
+    app.command("mcp")(mcp_command)
 
 
 _register_subcommands()

@@ -15,8 +15,10 @@ _LOCAL_FLAGS = {"--help", "-h", "--version", "--install-completion", "--show-com
 
 
 def routed(argv: list[str]) -> bool:
-    """An investigation (the main command or `resume`), not help or another sub-command."""
-    if any(arg in _LOCAL_FLAGS for arg in argv):
+    """An investigation (the main command or `resume`), not help or another sub-command. The MCP
+    server never goes to the helper, even after the main command's options
+    (`investigate --runs-dir r mcp`): it serves its own client for as long as that client stays."""
+    if any(arg in _LOCAL_FLAGS for arg in argv) or "mcp" in argv:
         return False
     return not argv or argv[0].startswith("-") or argv[0] == "resume"
 

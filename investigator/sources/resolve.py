@@ -78,13 +78,7 @@ def resolve(
     dims = (
         request.dimensions
         or definition.dimensions
-        or [
-            c
-            for c in columns
-            if c != time_column
-            and c not in {m.column for m in measures}  # counted values (user ids) are no dimension
-            and (schema[c].is_string() or schema[c].is_boolean())
-        ]
+        or text_columns(schema, time_column, {m.column for m in measures if m.column})
     )
     if len(set(dims)) != len(dims):
         twice = sorted({d for d in dims if dims.count(d) > 1})
@@ -177,13 +171,29 @@ def _fit_definition(
 YEARISH = ("year", "yr", "yyyy", "yearmonth", "yyyymm", "period", "month", "quarter", "week")
 
 
-def _time_hint(schema: Any, columns: list[str], flag: str) -> str:
+def text_columns(schema: Any, time_column: str, measured: set[str]) -> list[str]:
+    """The dimensions a run localizes when none are named: the text and boolean columns, not the
+    time and not a column the metric counts (user ids are no dimension). `describe_data` shows
+    the same list, so an assistant sees what a run would use."""
+    return [
+        c
+        for c in schema.names
+        if c != time_column and c not in measured and (schema[c].is_string() or schema[c].is_boolean())
+    ]
+
+
+def time_candidate(schema: Any, columns: list[str]) -> str | None:
     """A column that looks like the time: one of date type, else an integer one named like a year
     or a period (`2007`, `202403` are time columns here)."""
     dated = [c for c in columns if schema[c].is_temporal()]
     yearly = [c for c in columns if schema[c].is_integer() and c.lower().strip("_") in YEARISH]
     pick = (dated or yearly)[:1]
-    return f"; try {flag} {pick[0]}" if pick else ""
+    return pick[0] if pick else None
+
+
+def _time_hint(schema: Any, columns: list[str], flag: str) -> str:
+    pick = time_candidate(schema, columns)
+    return f"; try {flag} {pick}" if pick else ""
 
 
 def _distinct_notes(distinct: list[Measure], grain: Grain, current: Window, dims: list[str]) -> list[str]:
