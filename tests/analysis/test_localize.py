@@ -372,3 +372,16 @@ def test_success_rate_second_fault_over_a_tenth_of_the_change_is_found(seed: int
     found = run_cdn(cdn_plays(seed, faults))
     expected = [{"bitrate": "2000"}, {"cdn": "7", "bitrate": "500"}]
     assert sorted(map(str, segments(found))) == sorted(map(str, expected))
+
+
+@pytest.mark.parametrize("seed", range(43, 46))
+def test_success_rate_element_is_named_by_every_value_its_leaves_share(seed: int) -> None:
+    # cdn=9 only serves p2p=0 plays, and all of them fail more. cdn=9 and cdn=9 & p2p=0 are the
+    # same leaves; which name the search reaches depends on its path, and the longer one is what
+    # an analyst writes down (all of the failing traffic is p2p=0), so it is the one reported.
+    frame = plays([], seed=seed)
+    extra = plays([({}, 0.3)], seed=seed + 100).assign(cdn="9")
+    extra = extra[extra["p2p"] == "0"]
+    found = run_plays(pd.concat([frame, extra], ignore_index=True))
+    assert segments(found) == [{"cdn": "9", "p2p": "0"}]
+    assert found[0].change < 0
