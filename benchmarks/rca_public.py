@@ -1,6 +1,7 @@
 """Score `localize` / `localize_ratio` on the public B0 (additive) and RS (ratio) benchmark layouts.
 
 Usage: python benchmarks/rca_public.py --data DIR [--json OUT] [--limit N]
+(--json also holds every case's truth and prediction, to study the misses.)
 DIR holds B0/<setting>/*.csv + injection_info.csv and/or RS/*.csv + anomaly.yaml (see the
 README there). Exact-match F1 summed over the cases of each setting, as the papers score it.
 """
@@ -58,6 +59,7 @@ class SettingResult:
     precision: float
     recall: float
     median_s: float
+    per_case: list[dict[str, object]]
 
 
 def element_key(pairs: dict[str, str]) -> str:
@@ -113,10 +115,26 @@ def predict(case: Case, ratio: bool) -> tuple[list[Element], float]:
 def score_setting(dataset: str, setting: str, cases: Iterator[Case], ratio: bool) -> SettingResult:
     tp = fp = fn = n = 0
     times: list[float] = []
+    per_case: list[dict[str, object]] = []
     for case in cases:
         found, seconds = predict(case, ratio)
         pred = {element_key(e.segment) for e in found}
         hits = len(pred & case.truth)
+        per_case.append(
+            {
+                "case": case.name,
+                "truth": sorted(case.truth),
+                "predicted": [
+                    {
+                        "element": element_key(e.segment),
+                        "share": round(e.share, 3),
+                        "score": round(e.score, 1),
+                    }
+                    for e in found
+                ],
+                "hits": hits,
+            }
+        )
         tp, fp, fn, n = tp + hits, fp + len(pred) - hits, fn + len(case.truth) - hits, n + 1
         times.append(seconds)
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
@@ -131,6 +149,7 @@ def score_setting(dataset: str, setting: str, cases: Iterator[Case], ratio: bool
         precision=round(tp / (tp + fp), 4) if tp + fp else 0.0,
         recall=round(tp / (tp + fn), 4) if tp + fn else 0.0,
         median_s=round(statistics.median(times), 4) if times else 0.0,
+        per_case=per_case,
     )
 
 
@@ -162,7 +181,7 @@ def print_table(results: list[SettingResult]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="folder with B0/ and/or RS/")
-    parser.add_argument("--json", type=Path, help="write the per-setting results here")
+    parser.add_argument("--json", type=Path, help="results file (with each case's truth, prediction)")
     parser.add_argument("--limit", type=int, help="at most N cases per setting (quick run)")
     args = parser.parse_args()
     results = run(args.data, args.limit)

@@ -3,9 +3,10 @@
 The best fit favours whichever level of the hierarchy moved most cleanly, which is not always the
 cause (children of a faulty parent react unequally; two causes sit under one broad segment). So the
 chosen element is compared with its parents and children part by part, each part judged in its own
-noise units (`_settle_depth`): up to a parent when that parent's other children moved too, most of
-them; down to a child when the child carries the move and the rest of the element stayed as
-expected, or when as many of the element's parts along some attribute verifiably stayed put as moved.
+noise units (`_settle_depth`): up to a parent when that parent's other children moved too, at
+least as many as verifiably stayed put; down to a child when the child carries the move and the rest
+of the element stayed as expected, or when more of the element's parts along some attribute
+verifiably stayed put than moved. On even evidence the shorter name wins: it claims less.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _settle_depth(
     cub_idx, group = start
     seen = {start}
     for _ in range(4 * options.max_depth):
-        step = _climb(cuboids, index, cub_idx, group, leaves, options.part_z)
+        step = _climb(cuboids, index, cub_idx, group, leaves, options.part_z, options.pooled_z)
         if step is None and len(cuboids[cub_idx].attrs) < options.max_depth:
             step = _descend(cuboids, index, cub_idx, group, leaves, min_gain, options.part_z)
         if step is None or step in seen:
@@ -54,13 +55,17 @@ def _climb(
     group: int,
     leaves: _Leaves,
     z: float,
+    pooled_z: float,
 ) -> tuple[int, int] | None:
     """The parent whose other children moved with the element, if any (the most significant).
 
-    Those siblings must have moved significantly in the element's direction taken together, and
-    more of them must have moved than verifiably stayed put: a parent-level fault reaches most
-    of its children (by different amounts: devices do not all react alike), while one moved
-    sibling among quiet ones is a separate, narrower cause that a later step finds.
+    Those siblings must have moved in the element's direction taken together (`pooled_z`: one
+    test of them all, not one per part), and at least as many of them must have moved as
+    verifiably stayed put: a parent-level fault reaches most of its children (by different
+    amounts: devices do not all react alike), while one moved sibling among several that stayed
+    is a separate, narrower cause that a later step finds. When the parts are even, the parent
+    is kept: the longer name would claim that the siblings were spared, which the data does not
+    show.
     """
     cub = cuboids[cub_idx]
     if len(cub.attrs) < 2:
@@ -79,7 +84,7 @@ def _climb(
         dev, design, var = leaves.sums(by_value.gid, rest, by_value.n_groups)
         together = float(_z(sign * dev.sum(), var.sum()))
         moved, stayed = _judge(sign, effect, dev, design, var, z)
-        if together >= z and moved > stayed and (best is None or together > best[0]):
+        if together >= pooled_z and moved >= max(stayed, 1) and (best is None or together > best[0]):
             best = (together, p_idx, p_group)
     return None if best is None else (best[1], best[2])
 
@@ -98,8 +103,9 @@ def _descend(
     Along each further attribute the element splits into children. Go down to the best of them
     when the rest of the element stayed as expected (not significantly moved, and significantly
     short of what the child's effect would have given it: the child carries nearly all of the
-    deviation), or when at least as many children verifiably stayed put as moved (the element
-    only gathers a few moved parts). Among attributes that qualify, the best child wins.
+    deviation), or when more children verifiably stayed put than moved (the element only gathers
+    a few moved parts; on even parts the element stays, as `_climb` keeps a parent). Among
+    attributes that qualify, the best child wins.
     """
     cub = cuboids[cub_idx]
     elem = (cub.gid == group) & (leaves.var > 0)
@@ -120,7 +126,7 @@ def _descend(
         if gains[child] < min_gain or (best is not None and gains[child] <= best[0]):
             continue
         moved, stayed = _judge(sign, effect, dev, design, var, z)
-        if stayed >= max(moved, 1) or _rest_stayed(sign, child, dev, design, var, z):
+        if stayed > moved or _rest_stayed(sign, child, dev, design, var, z):
             best = (float(gains[child]), c_idx, child)
     return None if best is None else (best[1], best[2])
 

@@ -18,6 +18,10 @@ class SearchOptions:
     # is this significant, and stayed put when, not moved, it falls this far short of what the
     # element's effect would have given it.
     part_z: float = 3.0
+    # A parent's other children, all taken together, moved with the element at this many noise
+    # units. One test per parent, not one per part, so the usual one-sided bar of about 2 %;
+    # part_z is higher because every part of an element is judged at once.
+    pooled_z: float = 2.0
     # Later elements must reach this fraction of the first element's gain.
     min_relative_gain: float = 0.005
     # Later elements must carry this fraction of the total deviation with leaves of their own

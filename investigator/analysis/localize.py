@@ -143,8 +143,16 @@ def _leaf_table(
 
 
 def _segment(f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.ndarray) -> dict[str, str]:
-    leaf = int(np.flatnonzero(f.mask)[0])
-    return {dims[j]: str(labels[j][codes[leaf, j]]) for j in f.cuboid}
+    """The element's name: every attribute value that all of its leaves share, in `dims` order.
+
+    Several names can cover the same leaves (cdn=5 when all of cdn 5's traffic is p2p=0 also
+    reads cdn=5 & p2p=0), and which one the search reached depends on its path. The longest says
+    the most about the leaves that moved and never names others, so it is the one reported (the
+    closed pattern of the leaves). In a full cube it is the searched combination itself.
+    """
+    inside = codes[f.mask]
+    shared = [j for j in range(codes.shape[1]) if j in f.cuboid or (inside[:, j] == inside[0, j]).all()]
+    return {dims[j]: str(labels[j][inside[0, j]]) for j in shared}
 
 
 def _additive_element(
