@@ -80,7 +80,8 @@ def conclusion_text(
     was, now = pair(move.baseline if move else None, move.current if move else None)
     head = (
         f"{spec.metric} went from {was} to {now} ({pct(move.change_pct if move else None)}) in "
-        f"{span(spec, spec.current)} vs {span(spec, spec.baseline)}."
+        f"{span(spec, spec.current)} vs {span(spec, spec.baseline)}"
+        + (f" (compared {spec.baseline_words})." if spec.baseline_words else ".")
     )
     if not causes:
         return head + " No root cause could be established from the evidence gathered."
