@@ -59,11 +59,11 @@ def test_the_scan_baseline_is_the_mean_of_the_four_windows(drop: Path, metric: s
     if metric == "sessions":
         assert items["total"].baseline == pytest.approx(mean_of_four(frame, "sessions"), rel=1e-6)
         assert items["social"].baseline == pytest.approx(mean_of_four(social, "sessions"), rel=1e-6)
-    else:  # a ratio over the four windows: their orders over their sessions
+        assert items["social"].flagged and not items["organic"].flagged
+    else:  # a ratio over the four windows: their orders over their sessions (sessions fell: not it)
         assert items["social"].baseline == pytest.approx(
             mean_of_four(social, "orders") / mean_of_four(social, "sessions"), rel=1e-5
         )
-    assert items["social"].flagged and not items["organic"].flagged
     # the vectorised daily scan scores as `analysis.movement` does, series by series
     spec_daily = daily_totals(table, _spec(windows, metric))
     m = movement(spec_daily, _spec(windows, metric))
@@ -85,7 +85,7 @@ def _spec(windows, metric):  # type: ignore[no-untyped-def]
 def test_a_triage_job_with_avg4(drop: Path, tmp_path: Path) -> None:
     body = {
         "data": str(drop), "time_column": "date", "window": "7d", "baseline": "avg4",
-        "dimensions": ["country", "channel"], "metrics": ["revenue"], "scan_segments": ["channel"],
+        "dimensions": ["country", "channel"], "metrics": ["sessions"], "scan_segments": ["channel"],
         "budget": {"max_investigations": 1, "max_minutes": 10}, "workers": 1, "planner": "offline",
         "sandbox": "local", "max_iterations": 8, "state": str(tmp_path / "state.sqlite"),
         "runs_dir": str(tmp_path / "runs"),
@@ -104,12 +104,12 @@ def test_a_triage_job_with_avg4(drop: Path, tmp_path: Path) -> None:
     assert {"channel": "social"} in flagged
     frame = pd.read_parquet(drop)
     total = next(s for s in digest["scanned"] if s["segment"] == {})
-    assert total["baseline"] == pytest.approx(mean_of_four(frame, "revenue"), rel=1e-5)
+    assert total["baseline"] == pytest.approx(mean_of_four(frame, "sessions"), rel=1e-5)
     run = digest["investigated"][0]
     report = json.loads((tmp_path / "runs" / run["run_id"] / "report.json").read_text())
     assert report["baseline"]["kind"] == "avg4" and report["inputs"]["baseline"] == "avg4"
     kept = frame if not run["segment"] else frame[frame["channel"] == run["segment"]["channel"]]
-    assert report["movement"]["baseline"] == pytest.approx(mean_of_four(kept, "revenue"), rel=1e-6)
+    assert report["movement"]["baseline"] == pytest.approx(mean_of_four(kept, "sessions"), rel=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -122,6 +122,6 @@ def test_a_triage_job_with_avg4(drop: Path, tmp_path: Path) -> None:
 )  # fmt: skip
 def test_config_refusals(tmp_path: Path, extra: dict[str, str], words: str) -> None:
     path = tmp_path / "triage.yaml"
-    path.write_text(yaml.safe_dump({"data": "x.csv", "metrics": ["revenue"], **extra}))
+    path.write_text(yaml.safe_dump({"data": "x.csv", "metrics": ["sessions"], **extra}))
     out = CliRunner().invoke(app, ["triage", "--config", str(path)])
     assert out.exit_code == 2 and words in out.stderr, out.stderr
