@@ -18,6 +18,12 @@ BASELINE_EXAMPLE = "2026-02-01..2026-02-07"
 _AVG = re.compile(r"^\s*avg\s*(\d+)\s*$", re.IGNORECASE)
 
 
+def _shown(text: str) -> str:
+    """The value as a message quotes it: cut short (a config value can be megabytes)."""
+    text = text.strip()
+    return repr(text if len(text) <= 60 else text[:40] + "...")
+
+
 def is_range(text: str) -> bool:
     """Whether `text` is written as a range (`a..b`), well-formed or not."""
     return ".." in text
@@ -31,12 +37,12 @@ def parse_range(text: str, what: str, example: str = RANGE_EXAMPLE) -> tuple[dat
         start, end = date.fromisoformat(left.strip()), date.fromisoformat(right.strip())
     except ValueError:
         raise WindowError(
-            f"{what} {text.strip()!r} is not a range of days: write the first and last day, e.g. "
+            f"{what} {_shown(text)} is not a range of days: write the first and last day, e.g. "
             f"{what} {example}"
         ) from None
     if end < start:
         raise WindowError(
-            f"{what} {text.strip()!r} ends before it starts: write the earlier day first, e.g. "
+            f"{what} {_shown(text)} ends before it starts: write the earlier day first, e.g. "
             f"{what} {end}..{start}"
         )
     return start, end
@@ -63,13 +69,13 @@ def check_baseline(text: str, flag: str = "--") -> str:
     if n is not None:
         if not AVG_MIN <= n <= AVG_MAX:
             raise WindowError(
-                f"{what} {value!r} averages {n} windows: avgN takes N from {AVG_MIN} to {AVG_MAX}, "
+                f"{what} {_shown(value)} averages {n} windows: avgN takes N from {AVG_MIN} to {AVG_MAX}, "
                 f"e.g. {what} avg4 (the mean of the 4 windows before)"
             )
         return f"avg{n}"
     if is_range(value):
         return range_text(*parse_range(value, what, BASELINE_EXAMPLE))
     raise WindowError(
-        f"{what} {value!r} is not understood: write one of {', '.join(BASELINES)}, avgN (e.g. avg4, the "
+        f"{what} {_shown(value)} is not understood: write one of {', '.join(BASELINES)}, avgN (e.g. avg4, the "
         f"mean of the 4 windows before) or a range of days (e.g. {BASELINE_EXAMPLE})"
     )

@@ -188,8 +188,8 @@ class AnalysisSpec(BaseModel):
         if cur == base:
             return ""
         g = self.window_grain
-        if base % cur == 0 and self.current.start - self.baseline.end == timedelta(days=1):
-            n = base // cur
+        n = self.baseline_windows
+        if n is not None:
             return (
                 f"the mean of the {n} windows of {g.count(cur)} before ({self.baseline.start} to "
                 f"{self.baseline.end}): the baseline's sums are divided by {n}"
@@ -198,6 +198,13 @@ class AnalysisSpec(BaseModel):
             f"per {g.name}: the baseline ({self.baseline.start} to {self.baseline.end}) is {g.count(base)} "
             f"and the window {g.count(cur)}, so the baseline's sums are scaled by {cur}/{base}"
         )
+
+    @property
+    def baseline_windows(self) -> int | None:
+        """N when the baseline is the N (2 or more) windows right before the current one (`avgN`)."""
+        cur, base = self.window_periods, self.baseline_periods
+        right_before = self.current.start - self.baseline.end == timedelta(days=1)
+        return base // cur if base > cur and base % cur == 0 and right_before else None
 
     def scaled(self, baseline_sum: float) -> float:
         """A baseline window's value as compared: a sum scaled by `baseline_scale`, a ratio as is."""

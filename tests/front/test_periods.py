@@ -85,8 +85,12 @@ def test_an_unequal_baseline_is_compared_per_day(data: Path, frame: pd.DataFrame
     assert (kind, segment) == ("segment_change", {"channel": "social"})
     assert contribution == pytest.approx(share, abs=0.001)  # the host's check saw the same numbers
     assert report.root_causes[0].verified is True
+    # the movement's text and the notes say it
+    assert (
+        "in 2026-03-23..2026-03-29 vs 2026-03-02..2026-03-15 per day (14 days scaled to the window's 7)"
+        in (report.conclusion)
+    )
     words = "per day: the baseline (2026-03-02 to 2026-03-15) is 14 days and the window 7 days"
-    assert words in report.conclusion  # the movement's text says it
     assert any(words in n for n in report.notes)
 
 
@@ -111,7 +115,7 @@ def test_avg4_is_the_mean_of_the_four_windows_before(data: Path, frame: pd.DataF
     change = total(frame, *WEEK) - mean_of_windows(frame, 4)
     assert contribution == pytest.approx((row.current - row.baseline) / change, abs=0.001)
     assert report.root_causes[0].verified is True
-    assert "the mean of the 4 windows of 7 days before" in report.conclusion
+    assert "vs the mean of the 4 windows of 7 days before (2026-02-23..2026-03-22)." in report.conclusion
     assert report.inputs.baseline == "avg4"
 
 
