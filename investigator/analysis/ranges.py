@@ -76,6 +76,6 @@ def check_baseline(text: str, flag: str = "--") -> str:
     if is_range(value):
         return range_text(*parse_range(value, what, BASELINE_EXAMPLE))
     raise WindowError(
-        f"{what} {_shown(value)} is not understood: write one of {', '.join(BASELINES)}, avgN (e.g. avg4, the "
-        f"mean of the 4 windows before) or a range of days (e.g. {BASELINE_EXAMPLE})"
+        f"{what} {_shown(value)} is not understood: write one of {', '.join(BASELINES)}, avgN (e.g. "
+        f"avg4, the mean of the 4 windows before) or a range of days (e.g. {BASELINE_EXAMPLE})"
     )
