@@ -17,7 +17,7 @@ import pytest
 from investigator.config import load_settings
 from investigator.report.model import Report
 from investigator.request import build_request
-from investigator.runner import investigate
+from investigator.runner import continue_run, investigate
 from tests.conftest import cli, write_synth
 
 END = date(2026, 3, 29)  # the generated data's last day; social's revenue halves in its last 7 days
@@ -117,6 +117,10 @@ def test_avg4_is_the_mean_of_the_four_windows_before(data: Path, frame: pd.DataF
     assert report.root_causes[0].verified is True
     assert "vs the mean of the 4 windows of 7 days before (2026-02-23..2026-03-22)." in report.conclusion
     assert report.inputs.baseline == "avg4"
+    # a resumed run reads the same baseline back from its checkpoint
+    again = continue_run(report.run_id, load_settings(sandbox="inprocess", runs_dir=tmp_path / "runs"), 2)
+    assert again.movement == report.movement and again.baseline == report.baseline
+    assert causes(again)[0][:2] == ("segment_change", {"channel": "social"})
 
 
 def test_avg_on_monthly_data_and_a_monthly_range(tmp_path: Path) -> None:
