@@ -201,3 +201,13 @@ def test_whole_periods_of_monthly_data(tmp_path: Path) -> None:
     report: dict[str, Any] = json.loads(out.read_text())
     assert report["movement"]["current"] == pytest.approx(24 + 25 + 26 + 300)
     assert report["movement"]["baseline"] == pytest.approx(21 + 22 + 23 + 300)
+
+
+def test_the_notebook_takes_the_same_strings(frame: pd.DataFrame) -> None:
+    from investigator.errors import UserError
+    from investigator.front.notebook import investigate as notebook
+
+    with pytest.raises(UserError, match=r"^baseline 'avg0' averages 0 windows: avgN takes N from 2 to 52"):
+        notebook(frame, "revenue", baseline="avg0")
+    with pytest.raises(UserError, match=r"^end 2026-03-29 with window 2026-03-23\.\.2026-03-29: the range"):
+        notebook(frame, "revenue", window="2026-03-23..2026-03-29", end="2026-03-29")

@@ -80,3 +80,34 @@ def test_a_range_survives_a_checkpoint() -> None:
     back = Request.model_validate_json(ask.model_dump_json())
     assert back == ask and back.window.is_range and back.window.end == date(2026, 3, 29)
     assert Request.model_validate({"metric": "m", "baseline": "yoy"}).window.short == "7d"
+
+
+def test_the_history_compares_each_earlier_window_with_its_own_trailing_mean() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from investigator.analysis.movement import historical_changes, movement
+    from investigator.sources.synth import generate
+
+    frame, _ = generate("segment_change", seed=5, segment={"channel": "social"}, factor=0.5)
+    frame["date"] = pd.to_datetime(frame["date"]).dt.date
+    daily = frame.groupby("date", as_index=False)[["revenue", "orders"]].sum()
+    cur, base = plan_windows("7d", "avg4", DAILY, END)
+    total = AnalysisSpec(metric="revenue", numerator="revenue", current=cur, baseline=base)
+    ratio = AnalysisSpec(metric="aov", numerator="revenue", denominator="orders", current=cur, baseline=base)
+
+    def window(end: date, column: str, weeks: int = 1) -> float:
+        days = daily["date"]
+        return float(daily.loc[(days > end - pd.Timedelta(days=7 * weeks)) & (days <= end), column].sum())
+
+    # the ratio over the four windows: their revenue over their orders, not a mean of four ratios
+    prior_end = cur.start - pd.Timedelta(days=1)
+    assert movement(daily, ratio).baseline == pytest.approx(
+        window(prior_end, "revenue", 4) / window(prior_end, "orders", 4)
+    )
+    # the last earlier window (ending a week before the current one) against its own four before it
+    hist = historical_changes(daily, total)
+    last_end = END - pd.Timedelta(days=7)
+    mean = window(last_end - pd.Timedelta(days=7), "revenue", 4) / 4
+    assert hist[-1] == pytest.approx((window(last_end, "revenue") - mean) / mean)
+    assert np.isfinite(hist).all() and len(hist) > 8
