@@ -11,27 +11,34 @@ import re
 from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from investigator.analysis.grain import (
-    BASELINES,
     SUFFIX,
-    BaselineKind,
     WindowError,
     WindowUnit,
     month_end,
     parse_window,
 )
+from investigator.analysis.ranges import check_baseline, is_range, parse_range, range_text
 from investigator.analysis.spec import Measure, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
 
-BASELINE_NAMES = "previous, wow, yoy, mom, qoq"
+BASELINE_NAMES = "previous, wow, yoy, mom, qoq, avgN (e.g. avg4) or a range of days"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
 
 
 class Span(BaseModel, frozen=True):
-    """A window's length: `n` periods of `unit`, kept with the text the user wrote.
+    """A window's length: `n` periods of `unit`, kept with the text the user wrote; or an explicit
+    range of days (`2026-03-01..2026-03-07`: `start` and `end` set, `n` its days).
 
     Parsed once, where the question is asked; stored (in checkpoints, triage configs) as that
     text, so a saved run reads back the same.
@@ -40,16 +47,17 @@ class Span(BaseModel, frozen=True):
     n: int
     unit: WindowUnit
     text: str
+    start: date | None = None
+    end: date | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _from_text(cls, value: Any) -> Any:
         if isinstance(value, str):
             try:
-                n, unit = parse_window(value)
+                return _span_fields(value)
             except WindowError as e:
                 raise ValueError(str(e)) from None
-            return {"n": n, "unit": unit, "text": value.strip()}
         return value
 
     @model_serializer
@@ -60,18 +68,33 @@ class Span(BaseModel, frozen=True):
     def of(cls, text: str) -> Span:
         """The span `text` names; a `UserError` that shows the windows one can write otherwise."""
         try:
-            n, unit = parse_window(text)
+            return cls(**_span_fields(text))
         except WindowError as e:
             raise UserError(str(e)) from None
-        return cls(n=n, unit=unit, text=text.strip())
 
     def __str__(self) -> str:
         return self.text
 
     @property
     def short(self) -> str:
-        """The canonical form, e.g. `3mo` for `3 months`."""
-        return f"{self.n}{SUFFIX[self.unit]}"
+        """The canonical form, e.g. `3mo` for `3 months` (a range: as written, `a..b`)."""
+        return self.text if self.is_range else f"{self.n}{SUFFIX[self.unit]}"
+
+    @property
+    def is_range(self) -> bool:
+        """An explicit range of days rather than a length."""
+        return self.start is not None
+
+
+def _span_fields(text: str, flag: str = "") -> dict[str, Any]:
+    """A span's fields from its text: a length (`7d`) or a range of days; a `WindowError` otherwise
+    (`flag` prefixes the option's name in it)."""
+    if is_range(text):
+        start, end = parse_range(text, f"{flag}window")
+        return {"n": (end - start).days + 1, "unit": "day", "text": range_text(start, end), "start": start,
+                "end": end}  # fmt: skip
+    n, unit = parse_window(text)
+    return {"n": n, "unit": unit, "text": text.strip()}
 
 
 class Request(BaseModel):
@@ -87,7 +110,11 @@ class Request(BaseModel):
     sql: str | None = Field(None, description="A query at a URL, used as the table")
     window: Span = Field(default_factory=lambda: Span.of("7d"))
     end: date | None = None
-    baseline: BaselineKind = "previous"
+    baseline: str = Field(
+        "previous",
+        description="previous, wow, mom, qoq, yoy, avgN (the mean of the N windows before) or a range "
+        "of days (2026-02-01..2026-02-07)",
+    )
     time_column: str | None = None
     dimensions: list[str] | None = None
     keep_dimensions: list[str] = Field(
@@ -99,6 +126,14 @@ class Request(BaseModel):
         description="the rows the run keeps: a segment (region=EU, several joined with , or &) or a "
         "boolean SQL expression over the table's columns; checked against the data in sources.filters",
     )
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline(cls, value: str) -> str:
+        try:
+            return check_baseline(value)
+        except WindowError as e:
+            raise ValueError(str(e)) from None
 
 
 _PLAIN = re.compile(r"^[^=,&<>!;'\"()]+$")
@@ -115,6 +150,15 @@ def segment_text(segment: dict[str, Any]) -> str:
         for c, v in segment.items()
     )
     return " AND ".join(quoted)
+
+
+def span_of(text: str, flag: str = "--") -> Span:
+    """`Span.of`, with the option named as the caller writes it (`--window` or `window`)."""
+    try:
+        return Span(**_span_fields(text, flag))
+    except WindowError as e:
+        message = str(e)
+        raise UserError(message if message.startswith(flag) else flag + message) from None
 
 
 def parse_end(text: str, flag: str = "") -> date:
@@ -180,10 +224,17 @@ def build_request(
     text, or a segment as a dict ({"region": "EU"}: the rows of a segment triage flagged)."""
     if not metric:
         raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
-    if baseline not in BASELINES:
-        raise UserError(f"{flag}baseline {baseline!r} is not one of {BASELINE_NAMES}")
-    span = Span.of(window) if isinstance(window, str) else window
+    try:
+        baseline = check_baseline(baseline, flag)
+    except WindowError as e:
+        raise UserError(str(e)) from None
+    span = span_of(window, flag) if isinstance(window, str) else window
     end_day = parse_end(end, flag) if isinstance(end, str) else end
+    if span.is_range and end_day is not None:
+        raise UserError(
+            f"{flag}end {end_day} with {flag}window {span.text}: the range says where the window ends; "
+            f"drop {flag}end, or write {flag}window {span.n}d {flag}end {span.end}"
+        )
     if isinstance(dimensions, str):
         dimensions = [d.strip() for d in dimensions.split(",") if d.strip()]
     if isinstance(keep_dimensions, str):

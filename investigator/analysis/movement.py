@@ -50,6 +50,12 @@ def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> flo
     return num / den if den else float("nan")
 
 
+def baseline_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window | None = None) -> float:
+    """The baseline as compared with the current window: its value over `window` (the spec's
+    baseline by default), a sum scaled to the current window's length (`spec.baseline_scale`)."""
+    return spec.scaled(window_value(daily, spec, window or spec.baseline))
+
+
 def pct_change(current: float, baseline: float) -> float | None:
     """(current - baseline) / |baseline|: for a negative metric (a loss) a move up is positive."""
     if baseline == 0 or not np.isfinite(baseline) or not np.isfinite(current):
@@ -90,9 +96,9 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     full = daily.set_index("date").reindex(
         pd.date_range(daily["date"].min(), daily["date"].max(), freq="D").date, fill_value=0.0
     )
-    num = full[spec.numerator].rolling(length).sum()
-    value = num / full[spec.denominator].rolling(length).sum() if spec.denominator else num
-    change = _change(value, value.shift(offset), spec)
+    value = _rolling_value(full, spec, length, length)
+    base = _rolling_value(full, spec, spec.baseline.days, length).shift(offset)
+    change = _change(value, base, spec)
     ends = pd.Series(pd.to_datetime(full.index), index=full.index)
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()
@@ -103,6 +109,17 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
         keep = weekday if length > 1 or weekday.sum() >= MIN_HISTORY else keep
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
+
+
+def _rolling_value(full: pd.DataFrame, spec: AnalysisSpec, periods: int, length: int) -> pd.Series:
+    """The metric over every `periods`-long run of rows ending at each row, as compared with a
+    window of `length` periods: a sum scaled by `length / periods` (the baseline's scaling), a
+    ratio as is."""
+    num = full[spec.numerator].rolling(periods, min_periods=periods).sum()
+    if spec.denominator:
+        out: pd.Series = num / full[spec.denominator].rolling(periods, min_periods=periods).sum()
+        return out
+    return num if periods == length else num * (length / periods)
 
 
 def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
@@ -116,12 +133,9 @@ def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     if spec.grain == "day":
         full = full.fillna(0.0)
     length, offset = spec.window_periods, spec.baseline_lag
-    num = full[spec.numerator].rolling(length, min_periods=length).sum()
-    if spec.denominator:
-        value = num / full[spec.denominator].rolling(length, min_periods=length).sum()
-    else:
-        value = num
-    change = _change(value, value.shift(offset), spec)
+    value = _rolling_value(full, spec, length, length)
+    base = _rolling_value(full, spec, spec.baseline_periods, length).shift(offset)
+    change = _change(value, base, spec)
     keep = (full.index < g.index(spec.current.start)) & change.notna()
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
@@ -130,7 +144,7 @@ def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
 def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
-    base = window_value(daily, spec, spec.baseline)
+    base = baseline_value(daily, spec)
     return _scored(spec, cur, base, historical_changes(daily, spec))
 
 
@@ -149,7 +163,7 @@ def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Mo
     wide = frame.pivot(index="date", columns=key, values=spec.numerator).sort_index()
     dates = pd.Series(wide.index)
     cur = _window_sums(wide, dates, spec.current)
-    base = _window_sums(wide, dates, spec.baseline)
+    base = _window_sums(wide, dates, spec.baseline) * spec.baseline_scale
     changes = _wide_changes(wide, spec)
     return {
         value: _scored(spec, float(cur[i]), float(base[i]), col[~np.isnan(col)])
@@ -185,7 +199,7 @@ def _wide_changes(wide: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     if g.unit == "day":
         days = pd.date_range(wide.index.min(), wide.index.max(), freq="D").date
         full = _spans(wide.reindex(days), fill=True)
-        length, offset = spec.current.days, spec.baseline_offset
+        length, offset, base_length = spec.current.days, spec.baseline_offset, spec.baseline.days
         value = full.rolling(length).sum()
         ends = pd.Series(pd.to_datetime(full.index))
         keep = (ends.dt.date <= spec.current.start - timedelta(days=1)).to_numpy()
@@ -195,10 +209,11 @@ def _wide_changes(wide: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
         idx = np.array([g.index(d) for d in wide.index])
         per = wide.groupby(idx).sum(min_count=1)
         full = _spans(per.reindex(range(int(idx.min()), int(idx.max()) + 1)), fill=spec.grain == "day")
-        length, offset = spec.window_periods, spec.baseline_lag
+        length, offset, base_length = spec.window_periods, spec.baseline_lag, spec.baseline_periods
         value = full.rolling(length, min_periods=length).sum()
         keep = np.asarray(full.index < g.index(spec.current.start))
-    base = value.shift(offset)
+    base = value if base_length == length else full.rolling(base_length, min_periods=base_length).sum()
+    base = base.shift(offset) * spec.baseline_scale
     change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan).to_numpy(dtype=float)
     out: np.ndarray = np.where(keep[:, None], change, np.nan)
     return out

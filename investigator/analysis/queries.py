@@ -189,6 +189,7 @@ def period_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | None 
     for m in spec.measures:
         for p in (CUR, BASE):
             df[p + m] = pd.to_numeric(df[p + m], errors="coerce").fillna(0.0).astype(float)
+        df[BASE + m] *= spec.baseline_scale  # a longer (avgN) or shorter baseline, per period
     _label(df, spec.dimensions, labels if labels is not None else null_labels(leaves(table), spec.dimensions))
     return df.sort_values(spec.dimensions).reset_index(drop=True) if spec.dimensions else df
 

@@ -14,7 +14,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from .grain import Grain
-from .movement import pct_change, window_value
+from .movement import baseline_value, pct_change, window_value
 from .spec import AnalysisSpec, Window
 
 
@@ -85,14 +85,14 @@ def seasonality(daily: pd.DataFrame, spec: AnalysisSpec, tolerance: float = 0.35
     (relative) of the current change.
     """
     first = daily["date"].min()
-    cur_pct = pct_change(window_value(daily, spec, spec.current), window_value(daily, spec, spec.baseline))
+    cur_pct = pct_change(window_value(daily, spec, spec.current), baseline_value(daily, spec))
     comps = []
     g, lags, reason = _lags(spec)
     for lag in lags:
         cur_w, base_w = _shifted(g, spec.current, lag), _shifted(g, spec.baseline, lag)
         if base_w.start < first or (lag == 7 and spec.baseline_offset == 7):
             continue
-        prior = pct_change(window_value(daily, spec, cur_w), window_value(daily, spec, base_w))
+        prior = pct_change(window_value(daily, spec, cur_w), baseline_value(daily, spec, base_w))
         comps.append(
             SeasonalComparison(
                 lag_days=(spec.current.start - cur_w.start).days, change_pct=prior, lag=_lag_text(g, lag)

@@ -161,9 +161,54 @@ class AnalysisSpec(BaseModel):
 
     @property
     def baseline_lag(self) -> int:
-        """How many `window_grain` periods the baseline lies before the current window."""
+        """How many `window_grain` periods the baseline's end lies before the current window's."""
         g = self.window_grain
-        return g.index(self.current.start) - g.index(self.baseline.start)
+        return g.index(self.current.end) - g.index(self.baseline.end)
+
+    @property
+    def baseline_periods(self) -> int:
+        """The baseline's length in `window_grain` periods (days when those are days)."""
+        return self.window_grain.covers(self.baseline.start, self.baseline.end)
+
+    @property
+    def baseline_scale(self) -> float:
+        """What the baseline's sums are multiplied by to compare with the current window: 1 for
+        windows of equal length; otherwise the current window's length over the baseline's, so the
+        metric is compared per period (`avg4`: 1/4, the mean of the four windows before). Every
+        baseline number (the movement, its history, segments, the cube, the cause check) is
+        scaled by it; a ratio's numerator and denominator alike, which leaves the ratio as is."""
+        cur, base = self.window_periods, self.baseline_periods
+        return 1.0 if cur == base else cur / base
+
+    @property
+    def baseline_words(self) -> str:
+        """How the baseline is compared, when its length differs from the window's ("" otherwise):
+        what the report's movement says of it."""
+        cur, base = self.window_periods, self.baseline_periods
+        if cur == base:
+            return ""
+        g = self.window_grain
+        n = self.baseline_windows
+        if n is not None:
+            return (
+                f"the mean of the {n} windows of {g.count(cur)} before ({self.baseline.start} to "
+                f"{self.baseline.end}): the baseline's sums are divided by {n}"
+            )
+        return (
+            f"per {g.name}: the baseline ({self.baseline.start} to {self.baseline.end}) is {g.count(base)} "
+            f"and the window {g.count(cur)}, so the baseline's sums are scaled by {cur}/{base}"
+        )
+
+    @property
+    def baseline_windows(self) -> int | None:
+        """N when the baseline is the N (2 or more) windows right before the current one (`avgN`)."""
+        cur, base = self.window_periods, self.baseline_periods
+        right_before = self.current.start - self.baseline.end == timedelta(days=1)
+        return base // cur if base > cur and base % cur == 0 and right_before else None
+
+    def scaled(self, baseline_sum: float) -> float:
+        """A baseline window's value as compared: a sum scaled by `baseline_scale`, a ratio as is."""
+        return baseline_sum if self.is_ratio else baseline_sum * self.baseline_scale
 
     def count_label(self, n: int) -> str:
         """`n` of the data's periods in words: "120 days", "63 months"."""

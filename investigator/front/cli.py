@@ -144,12 +144,21 @@ def main_command(
     sql: Annotated[str | None, typer.Option(help="With a URL: a query whose result is the data.")] = None,
     window: Annotated[
         str,
-        typer.Option(help="Current window: Nd, Nw, Nmo (or Nm), Nq, Ny (whole periods)."),
+        typer.Option(
+            help="Current window: Nd, Nw, Nmo (or Nm), Nq, Ny, or a range of whole periods "
+            "2026-03-01..2026-03-07 (then no --end)."
+        ),
     ] = "7d",
     end: Annotated[
         str | None, typer.Option(help="Last day of the window (YYYY-MM-DD); default: last date in the data.")
     ] = None,
-    baseline: Annotated[str, typer.Option(help="previous | wow | mom | qoq | yoy")] = "previous",
+    baseline: Annotated[
+        str,
+        typer.Option(
+            help="previous | wow | mom | qoq | yoy | avgN (the mean of the N windows before, N 2..52) "
+            "| a range 2026-02-01..2026-02-07 (compared per period if its length differs)"
+        ),
+    ] = "previous",
     time_column: Annotated[
         str | None, typer.Option(help="Date column (default: the metric's, else 'date').")
     ] = None,

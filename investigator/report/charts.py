@@ -92,7 +92,7 @@ def chart_data(
     values = _ratio(shown, spec)
     series = [Point(day=d, value=_finite(v)) for d, v in zip(shown["date"], values, strict=True)]
     base_total, cur_total = (
-        _window_value(daily, spec, spec.baseline),
+        spec.scaled(_window_value(daily, spec, spec.baseline)),
         _window_value(daily, spec, spec.current),
     )
     dims = _breakdown_dims(spec, causes, evidence)
@@ -107,7 +107,8 @@ def chart_data(
         current=spec.current,
         baseline=spec.baseline,
         current_level=_finite(cur_total / (per_period or g.covers(spec.current.start, spec.current.end))),
-        baseline_level=_finite(base_total / (per_period or g.covers(spec.baseline.start, spec.baseline.end))),
+        # the baseline is scaled to the current window's length (per period, avgN): per its periods
+        baseline_level=_finite(base_total / (per_period or g.covers(spec.current.start, spec.current.end))),
         baseline_total=base_total,
         current_total=cur_total,
         breakdown=" × ".join(dims) if dims else "total",

@@ -24,7 +24,12 @@ class Period(BaseModel):
 
 
 class BaselinePeriod(Period):
-    kind: str
+    kind: str = Field(description="previous, wow, mom, qoq, yoy, avgN or the range the user wrote")
+    scale: float = Field(
+        1.0,
+        description="what the baseline's sums are multiplied by to compare with the window: 1 for equal "
+        "lengths, 1/N for avgN (the mean of N windows), else the window's length over the baseline's",
+    )
 
 
 class MovementSummary(BaseModel):
@@ -161,7 +166,10 @@ def build_report(
         metric=state.spec.metric,
         window=Period(start=state.spec.current.start, end=state.spec.current.end),
         baseline=BaselinePeriod(
-            start=state.spec.baseline.start, end=state.spec.baseline.end, kind=state.spec.baseline_kind
+            start=state.spec.baseline.start,
+            end=state.spec.baseline.end,
+            kind=state.spec.baseline_kind,
+            scale=state.spec.baseline_scale,
         ),
         movement=MovementSummary.model_validate(move.model_dump(include=set(MovementSummary.model_fields)))
         if move is not None
@@ -241,7 +249,8 @@ def to_markdown(r: Report) -> str:
         f"**{_md(r.conclusion)}**",
         "",
         f"Confidence: **{r.confidence}**. "
-        f"Baseline: {r.baseline.kind} ({r.baseline.start} to {r.baseline.end}). "
+        f"Baseline: {r.baseline.kind} ({r.baseline.start} to {r.baseline.end}"
+        f"{'' if r.baseline.scale == 1 else f', its sums scaled by {r.baseline.scale:.4g}'}). "
         f"Movement: {num(r.movement.baseline)} -> {num(r.movement.current)} ({pct(r.movement.change_pct)}), "
         f"{'significant' if r.movement.significant else 'not significant'}.",
         "",

@@ -100,7 +100,8 @@ def _intro(state: RunState) -> str:
         f"# Why did {md(s.metric)} move? — the investigation trail",
         "",
         f"Run `{state.run_id}` ({state.status}, planner {state.planner}): window {s.current.start} to "
-        f"{s.current.end} vs the {s.baseline_kind} baseline {s.baseline.start} to {s.baseline.end}; "
+        f"{s.current.end} vs the {s.baseline_kind} baseline {s.baseline.start} to {s.baseline.end}"
+        f"{f' (compared {s.baseline_words})' if s.baseline_words else ''}; "
         f"dimensions {md(', '.join(s.dimensions)) or 'none'}.",
     ]
     if r.objective:

@@ -80,7 +80,9 @@ class Context(BaseModel):
         lines = [
             f"# Objective\n{self.objective}",
             f"Metric {s.metric} = {metric}; current {s.current.start}..{s.current.end} vs "
-            f"{s.baseline_kind} baseline {s.baseline.start}..{s.baseline.end}; dimensions: "
+            f"{s.baseline_kind} baseline {s.baseline.start}..{s.baseline.end}"
+            f"{_scaled_words(s)}"
+            f"; dimensions: "
             f"{', '.join(s.dimensions)}. Kernel variables: table (Ibis), daily, cube, spec.",
             f"Iteration {self.iteration + 1} of {self.max_iterations} (may conclude from "
             f"iteration {self.min_iterations_before_conclude + 1}).",
@@ -201,6 +203,13 @@ def fit(ctx: Context, budget: int) -> Context:
 
 def _short(h: Hypothesis) -> Hypothesis:
     return h.model_copy(update={"evidence": cut(h.evidence, 400)})
+
+
+def _scaled_words(s: AnalysisSpec) -> str:
+    """A baseline of another length than the window: how it is compared, and where its numbers are."""
+    if not s.baseline_words:
+        return ""
+    return f" (compared {s.baseline_words}; the cube's base_ columns and spec.scaled() are scaled)"
 
 
 def default_objective(spec: AnalysisSpec) -> str:

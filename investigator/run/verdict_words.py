@@ -80,7 +80,7 @@ def conclusion_text(
     was, now = pair(move.baseline if move else None, move.current if move else None)
     head = (
         f"{spec.metric} went from {was} to {now} ({pct(move.change_pct if move else None)}) in "
-        f"{span(spec, spec.current)} vs {span(spec, spec.baseline)}."
+        f"{span(spec, spec.current)} vs {baseline_span(spec)}."
     )
     if not causes:
         return head + " No root cause could be established from the evidence gathered."
@@ -132,6 +132,20 @@ def conclusion_text(
         days = max((f.lag_days or 0) for f in late)
         tail = " Re-check once the late rows have landed" + (f" ({days} days)" if days else "") + "."
     return head + " Explained by " + "; ".join(parts) + "." + tail + relabel_note(evidence)
+
+
+def baseline_span(spec: AnalysisSpec) -> str:
+    """The baseline as the movement names it: its dates, and how it is compared when its length is
+    not the window's (the mean of N windows; per period)."""
+    g, n, dates = spec.window_grain, spec.baseline_windows, span(spec, spec.baseline)
+    if not spec.baseline_words:
+        return dates
+    if n is not None:
+        return f"the mean of the {n} windows of {g.count(spec.window_periods)} before ({dates})"
+    return (
+        f"{dates} per {g.name} ({g.count(spec.baseline_periods)} scaled to the window's "
+        f"{spec.window_periods})"
+    )
 
 
 def span(spec: AnalysisSpec, w: Window) -> str:

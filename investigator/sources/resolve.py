@@ -121,6 +121,8 @@ def resolve(
         notes=notes,
         data_last=windows.last,
     )
+    if spec.baseline_words:  # a baseline longer or shorter than the window: compared per period
+        spec.notes.append(f"Baseline {request.baseline}: compared {spec.baseline_words}.")
     return spec, table
 
 

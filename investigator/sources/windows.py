@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from investigator.analysis.grain import (
-    BaselineKind,
     Grain,
     WindowError,
     baseline_shift,
@@ -24,6 +23,7 @@ from investigator.analysis.grain import (
     month_end,
     window_grain,
 )
+from investigator.analysis.ranges import BASELINE_EXAMPLE, avg_count, is_range, parse_range, range_text
 from investigator.analysis.spec import Window
 from investigator.errors import DataError, UserError
 
@@ -56,9 +56,7 @@ def distinct_dates(table: Table, time_column: str) -> list[date]:
     return sorted(pd.Timestamp(v).date() for v in frame["d"])
 
 
-def plan(
-    dates: list[date], span: Span, baseline: BaselineKind, end: date | None, flag: str = "--"
-) -> Windows:
+def plan(dates: list[date], span: Span, baseline: str, end: date | None, flag: str = "--") -> Windows:
     """The grain, the windows and the checks against the data, in one place.
 
     `flag` prefixes option names in messages: "--" for the command line, "" for a config file's keys.
@@ -67,32 +65,50 @@ def plan(
         raise DataError("the data has no rows with a date")
     grain = detect_grain(dates)
     first, last = dates[0], dates[-1]
-    end = end or default_end(span, grain, last)
+    end = span.end or end or default_end(span, grain, last)
     current, base = plan_windows(span, baseline, grain, end, flag)
     windows = Windows(current, base, grain, first, last, tuple(dates))
-    _check(windows, baseline, flag)
+    try:
+        _check(windows, baseline, flag)
+    except DataError as e:
+        n = avg_count(baseline)
+        if n is None or "before the data" not in str(e):
+            raise
+        g = Grain(grain.unit, grain.step, current.start)  # the grid `_check` reads
+        fits = [
+            k
+            for k in range(2, n)
+            if g.index(plan_windows(span, f"avg{k}", grain, end)[1].start) >= g.index(first)
+        ]
+        if not fits:
+            raise
+        raise DataError(f"{e} (avg{fits[-1]} is the longest average the data holds)") from None
     return windows
 
 
 def plan_windows(
-    span: Span | str, baseline: BaselineKind, data: Grain, end: date, flag: str = "--"
+    span: Span | str, baseline: str, data: Grain, end: date, flag: str = "--"
 ) -> tuple[Window, Window]:
-    """The current window (whole periods, the last one holding `end`) and its baseline.
+    """The current window (whole periods, the last one holding `end`; or the range the span names)
+    and its baseline: a named one, `avgN` (the N windows before, together) or a range of days.
 
-    Windows are `Nd`, `Nw`, `Nmo` (or `Nm`), `Nq`, `Ny`; one finer than the data's periods, or not
-    made of them, is refused with the window to use (a `DataError`).
+    Windows are `Nd`, `Nw`, `Nmo` (or `Nm`), `Nq`, `Ny` or a range of whole periods; one finer than
+    the data's periods, or not made of them, is refused with the window to use (a `DataError`).
     """
     from investigator.request import Span
 
     span = Span.of(span) if isinstance(span, str) else span
     try:
-        counted, length = window_grain(span.n, span.unit, data, end)
-        shift = baseline_shift(baseline, counted, data, length, end)
-        if counted.unit == "day":
-            current = Window(start=end - timedelta(days=length - 1), end=end)
-            return current, current.shifted(shift)
-        start, stop = counted.window(end, length)
-        b_start, b_stop = counted.shift_window(start, stop, -shift)
+        if span.start is not None and span.end is not None:
+            counted, length = _range_grain(span.start, span.end, data, f"{flag}window")
+            current = Window(start=span.start, end=span.end)
+        else:
+            counted, length = window_grain(span.n, span.unit, data, end)
+            if counted.unit == "day":
+                current = Window(start=end - timedelta(days=length - 1), end=end)
+            else:
+                current = Window(start=counted.shift(end, -(length - 1)), end=counted.end(end))
+        return current, _baseline(baseline, current, counted, data, length, flag)
     except WindowError as e:
         raise DataError(str(e)) from None
     except (OverflowError, ValueError):  # a window or baseline reaching past year 1
@@ -100,7 +116,47 @@ def plan_windows(
             f"window {span.text!r} with the {baseline} baseline reaches before year 1: pick a shorter "
             f"{flag}window"
         ) from None
-    return Window(start=start, end=stop), Window(start=b_start, end=b_stop)
+
+
+def _range_grain(start: date, end: date, data: Grain, what: str) -> tuple[Grain, int]:
+    """The periods a range is counted in (the data's; calendar months for whole months of daily
+    data, as `--window 1mo`) and its length in them; a range not of whole periods is refused with
+    the whole periods around it."""
+    if data.start(start) != start or data.end(end) != end:
+        raise WindowError(
+            f"{what} {range_text(start, end)} is not whole {data.name}s: the data is {data.adjective}: "
+            f"try {what} {range_text(data.start(start), data.end(end))}"
+        )
+    if data.unit == "day":
+        if start.day == 1 and (end + timedelta(days=1)).day == 1:
+            months = Grain("month", 1, start)
+            return months, months.covers(start, end)
+        return Grain("day", 1, end), (end - start).days + 1
+    return data, data.covers(start, end)
+
+
+def _baseline(kind: str, current: Window, counted: Grain, data: Grain, length: int, flag: str) -> Window:
+    """The baseline of `current` (`length` periods of `counted`)."""
+    n = avg_count(kind)
+    if n is not None:  # the n windows before, as one range: its sum over n is their mean
+        return Window(start=counted.shift(current.start, -n * length), end=current.start - timedelta(days=1))
+    if is_range(kind):
+        start, end = parse_range(kind, f"{flag}baseline", BASELINE_EXAMPLE)
+        _range_grain(start, end, data, f"{flag}baseline")
+        if end >= current.start:  # overlapping, or after the window
+            before = current.start - timedelta(days=1)
+            fit = range_text(data.shift(current.start, -data.covers(start, end)), before)
+            what = "overlaps" if start <= current.end else "comes after"
+            raise WindowError(
+                f"{flag}baseline {kind} {what} the window {range_text(current.start, current.end)}: "
+                f"the baseline must end before {current.start}: try {flag}baseline {fit}"
+            )
+        return Window(start=start, end=end)
+    shift = baseline_shift(kind, counted, data, length, current.end)
+    if counted.unit == "day":
+        return current.shifted(shift)
+    b_start, b_end = counted.shift_window(current.start, current.end, -shift)
+    return Window(start=b_start, end=b_end)
 
 
 def default_end(span: Span, grain: Grain, last: date) -> date:
@@ -110,7 +166,7 @@ def default_end(span: Span, grain: Grain, last: date) -> date:
     return last
 
 
-def _check(w: Windows, baseline: BaselineKind, flag: str) -> None:
+def _check(w: Windows, baseline: str, flag: str) -> None:
     """Refuse windows that stick out of the data or hold no rows, in the data's periods (a window
     holds rows when one of the data's dates falls in it)."""
     g = Grain(w.grain.unit, w.grain.step, w.current.start)  # the grid the windows are on

@@ -24,7 +24,8 @@ from pydantic import (
     model_validator,
 )
 
-from investigator.analysis.grain import BASELINES, BaselineKind
+from investigator.analysis.grain import WindowError
+from investigator.analysis.ranges import check_baseline
 from investigator.config import load_metrics
 from investigator.errors import ConfigError, UserError
 from investigator.fmt import clip, quoted
@@ -107,7 +108,7 @@ class TriageConfig(BaseModel):
     sql: str | None = Field(None, description="With a URL `data`: one SELECT whose result is the data.")
     time_column: str | None = Field(None, description="The date column; default: the metric's, else `date`.")
     window: Span = Field(default_factory=lambda: Span.of("7d"))
-    baseline: BaselineKind = "previous"
+    baseline: str = Field("previous", description="previous, wow, mom, qoq, yoy, avgN or a range of days.")
     end: date | None = Field(None, description="Last day of the window; default: the last in the data.")
     dimensions: list[str] | None = None
     metrics: list[MetricEntry] = Field(min_length=1)
@@ -153,9 +154,19 @@ class TriageConfig(BaseModel):
     @field_validator("baseline", mode="before")
     @classmethod
     def _baseline(cls, value: Any) -> Any:
-        if value not in BASELINES:
-            raise ValueError(f"{quoted(str(value))} is not a baseline; write one of {', '.join(BASELINES)}")
-        return value
+        try:
+            return check_baseline(str(value), flag="")
+        except WindowError as e:
+            raise ValueError(str(e)) from None
+
+    @model_validator(mode="after")
+    def _range_has_its_end(self) -> TriageConfig:
+        if self.window.is_range and self.end is not None:
+            raise ValueError(
+                f"end {self.end} with window {self.window.text}: the range says where the window ends; "
+                f"drop end, or write window: {self.window.n}d and end: {self.window.end}"
+            )
+        return self
 
     @field_validator("end", mode="before")
     @classmethod

@@ -94,7 +94,7 @@ def request_for(job: Job, config: TriageConfig, end: date) -> Request:
         t.metric,
         t.data,
         config.window,
-        end,
+        None if config.window.is_range else end,  # a range says its end
         config.baseline,
         t.time_column,
         t.dimensions,

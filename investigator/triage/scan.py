@@ -21,7 +21,6 @@ import pandas as pd
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from investigator.analysis.grain import BaselineKind
 from investigator.analysis.movement import MIN_HISTORY, movement
 from investigator.analysis.spec import AnalysisSpec, Measure, Window
 from investigator.errors import DataError
@@ -55,7 +54,7 @@ class ScanItem(BaseModel):
 
 
 def plan_source(
-    table: Table, time_column: str, window: Span | str, baseline: BaselineKind, end: date | None
+    table: Table, time_column: str, window: Span | str, baseline: str, end: date | None
 ) -> Windows:
     """The data's grain, and the window (ending `end`, else the last period in the data) with its
     baseline, by the same planner and rules as `investigate` (config keys named as in the file)."""
@@ -118,17 +117,27 @@ def wide(frame: pd.DataFrame, dims: list[str], top: int, windows: Windows) -> di
     return {m: pd.concat(parts, axis=1).sort_index() for m, parts in out.items()}
 
 
-def score_daily(num: pd.DataFrame, den: pd.DataFrame | None, current: Window, offset: int) -> pd.DataFrame:
+def score_daily(
+    num: pd.DataFrame, den: pd.DataFrame | None, current: Window, offset: int, base_days: int | None = None
+) -> pd.DataFrame:
     """Every series' window value, baseline, change and robust z at once (daily data, windows of
-    days); the same numbers `analysis.movement` gives one series at a time."""
+    days); the same numbers `analysis.movement` gives one series at a time. `base_days` is the
+    baseline's length when it differs from the window's (`avg4`: four windows, their sum scaled
+    to one window: their mean), `offset` the days between the two windows' ends."""
     days = pd.date_range(num.index.min(), max(num.index.max(), current.end), freq="D").date
     length = current.days
     num = num.reindex(days).fillna(0.0)
-    value = num.rolling(length).sum()
-    if den is not None:
-        den_w = den.reindex(days).fillna(0.0).rolling(length).sum()
-        value = value / den_w.where(den_w != 0)
-    base = value.shift(offset)
+    dens = den.reindex(days).fillna(0.0) if den is not None else None
+
+    def rolled(periods: int) -> pd.DataFrame:
+        out = num.rolling(periods).sum()
+        if dens is None:
+            return out if periods == length else out * (length / periods)
+        den_w = dens.rolling(periods).sum()
+        return out / den_w.where(den_w != 0)
+
+    value = rolled(length)
+    base = (value if base_days in (None, length) else rolled(base_days or length)).shift(offset)
     change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)
     ends = pd.DatetimeIndex(pd.to_datetime(list(days)))
     keep = np.asarray(ends.date <= current.start - timedelta(days=1))
@@ -249,7 +258,9 @@ def _score(
         grain_step=windows.grain.step,
     )
     if spec.window_grain.unit == "day":
-        scores = score_daily(frames["num"], frames.get("den"), spec.current, spec.baseline_offset)
+        scores = score_daily(
+            frames["num"], frames.get("den"), spec.current, spec.baseline_offset, spec.baseline.days
+        )
     else:
         scores = score_each(frames, spec)
     items = []

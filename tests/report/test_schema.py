@@ -33,3 +33,4 @@ def test_a_report_follows_the_schema_and_says_what_produced_it(tmp_path: Path) -
         "dimensions": ["country", "channel"], "window": "7d", "baseline": "previous",
     }  # fmt: skip
     assert report["movement"]["z"] is not None and abs(report["movement"]["z"]) > 3
+    assert report["baseline"]["kind"] == "previous" and report["baseline"]["scale"] == 1.0  # equal lengths

@@ -42,7 +42,7 @@ def _change(daily: pd.DataFrame, spec: AnalysisSpec) -> float:
     def total(w: Window) -> float:
         return float(daily.loc[daily["date"].between(w.start, w.end), spec.numerator].sum())
 
-    return total(spec.current) - total(spec.baseline)
+    return total(spec.current) - spec.scaled(total(spec.baseline))
 
 
 def _ratio_of(table: Table, spec: AnalysisSpec, w: Window, segment: dict[str, str]) -> float:

@@ -37,6 +37,7 @@ def find_duplicates(profile: pd.DataFrame, spec: AnalysisSpec) -> list[QualityIs
         if f.empty:
             continue
         excess = float((f["value"] - f["distinct_value"]).sum())
+        excess = excess if sign > 0 else spec.scaled(excess)  # the baseline's sums are scaled
         issues.append(
             QualityIssue(
                 detail="duplicates",
