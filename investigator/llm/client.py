@@ -114,7 +114,8 @@ class LLMClient:
 
     def ask(self, prompt: Prompt, model: type[T]) -> T:
         """One validated answer, or `InvalidOutput` once the re-asks are used up. In `auto` mode a
-        mode the server refuses is remembered for the endpoint and the next one is tried."""
+        mode the server refuses is remembered for the endpoint and the next one is tried; the first
+        mode it answers in is said once (`on_note`) and kept for the endpoint."""
         endpoint, last = self.llm.endpoint, None
         for mode in Modes.candidates(endpoint, self.llm.mode):
             try:
@@ -131,9 +132,11 @@ class LLMClient:
                 )
                 last = e
                 continue
-            if self.llm.mode == "auto" and Modes.settle(endpoint, mode):
-                self.on_note(f"structured output at {self._host}: {mode} ({ENFORCED[mode]})")
-            self.mode = mode
+            finally:  # the server answered in this mode, valid or not: it takes it
+                if self._answers:
+                    self.mode = mode
+                    if self.llm.mode == "auto" and Modes.settle(endpoint, mode):
+                        self.on_note(f"structured output at {self._host}: {mode} ({ENFORCED[mode]})")
             return answer
         raise LLMRequestRejected(
             f"{self._host} refused every structured-output mode (last: {last}); check the server's "

@@ -63,6 +63,7 @@ def test_a_model_that_never_follows_the_format_is_named_on_every_screen(tmp_path
     )
     assert "this model could not follow the format: try a larger model or --planner offline" in screen
     assert r.stderr.count(LLAMA_CPP_REFUSAL) == 1  # the server's reason, once: then it is known
+    assert r.stderr.count("structured output at 127.0.0.1") == 1 and "json_object_schema" in r.stderr
     html = (tmp_path / "runs" / report["run_id"] / "report.html").read_text()
     assert f"the model decided 0 of {model.steps} steps" in html and "could not follow the format" in html
 
