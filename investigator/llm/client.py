@@ -109,6 +109,7 @@ class LLMClient:
         self._host = urlparse(llm.endpoint).netloc or llm.endpoint
         self._answered = False  # an endpoint that never answered is misconfigured, not down
         self._answers = 0  # answers received for the current question (1 + its re-asks)
+        self._usage_option: dict[str, Any] = {"stream_options": {"include_usage": True}}
         self.reasks = 0  # re-asks the last validated answer needed
         self.mode: Mode | None = None  # the structured-output mode of the last validated answer
 
@@ -185,15 +186,16 @@ class LLMClient:
             got = Partial()
             try:
                 self.on_tokens(0)
-                stream = self._openai.chat.completions.create(
-                    **kwargs, stream=True, stream_options={"include_usage": True}
-                )
+                stream = self._openai.chat.completions.create(**kwargs, stream=True, **self._usage_option)
                 with stream:
                     completion = assemble(stream, self.on_tokens, got)
             except openai.APIStatusError as e:
                 self._answered = True  # it answered, if only with an error: failures from here are outages
                 if refusal_names_the_mode(mode, e.status_code, self._detail(e)):
                     raise ModeRefused(mode, e.status_code, self._detail(e)) from None
+                if self._usage_option and "stream_options" in self._detail(e):  # usage is estimated then
+                    self._usage_option = {}
+                    continue
                 rate_limited, transient = self._status(e, rate_limited, transient)
             except (openai.APITimeoutError, httpx.TimeoutException) as e:
                 if not isinstance(e.__cause__ or e, httpx.ConnectTimeout | httpx.PoolTimeout):

@@ -176,3 +176,24 @@ def test_a_stalled_stream_is_abandoned_and_never_retried_behind_itself() -> None
         assert time.monotonic() - started < 2 and waits == [] and len(server.requests) == 1
         client.ask(PROMPT, bound(NextStep, ["H1"]))  # the next step asks again, alone
         assert server.busy_max == 1  # the hung-up generation stopped; nothing queued behind it
+
+
+def test_the_servers_words_are_one_line_with_the_key_scrubbed() -> None:
+    words = "response_format json_schema is not supported (key sk-local-secret-123)\nTraceback: ..."
+    with FakeOpenAI() as server:
+        server.script(fault(400, words))
+        settings = settings_for(server, mode="json_schema", api_key="sk-local-secret-123")
+        with pytest.raises(LLMRequestRejected) as refused:
+            client_for(settings).ask(PROMPT, bound(NextStep, ["H1"]))
+    message = str(refused.value)
+    assert "is not supported (key ***)" in message and "sk-local" not in message and "\n" not in message
+
+
+def test_a_server_without_stream_options_is_asked_again_without_them() -> None:
+    with FakeOpenAI() as server:
+        server.script(fault(400, "Unrecognized request argument supplied: stream_options"), answer(GOOD))
+        client = client_for(settings_for(server))
+        client.ask(PROMPT, bound(NextStep, ["H1"]))
+        first, second = server.requests
+        assert "stream_options" in first.body and "stream_options" not in second.body
+        assert client.usage.decide_out > 0  # estimated from the chunks
