@@ -199,6 +199,9 @@ class LLMClient:
                 rate_limited, transient = self._status(e, rate_limited, transient)
             except (openai.APITimeoutError, httpx.TimeoutException) as e:
                 if not isinstance(e.__cause__ or e, httpx.ConnectTimeout | httpx.PoolTimeout):
+                    # the prompt was read and `got.tokens` written: they count against the budget
+                    prompt_tokens = estimate_tokens(str(kwargs.get("messages", "")))
+                    self.usage = self.usage.counted(phase, prompt_tokens, got.tokens)
                     raise self._stalled(got) from None  # it may still be working on it: never retried
                 transient = self._transient(
                     transient, f"connecting took over {self.llm.connect_timeout_s:g}s"

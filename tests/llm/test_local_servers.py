@@ -174,6 +174,7 @@ def test_a_stalled_stream_is_abandoned_and_never_retried_behind_itself() -> None
         with pytest.raises(ModelStalled, match=r"stopped sending tokens for 0\.3s after 5"):
             client.ask(PROMPT, bound(NextStep, ["H1"]))
         assert time.monotonic() - started < 2 and waits == [] and len(server.requests) == 1
+        assert client.usage.decide_out == 5 and client.usage.decide_in > 0  # what it cost still counts
         client.ask(PROMPT, bound(NextStep, ["H1"]))  # the next step asks again, alone
         assert server.busy_max == 1  # the hung-up generation stopped; nothing queued behind it
 
