@@ -175,8 +175,12 @@ def test_a_stalled_stream_is_abandoned_and_never_retried_behind_itself() -> None
             client.ask(PROMPT, bound(NextStep, ["H1"]))
         assert time.monotonic() - started < 2 and waits == [] and len(server.requests) == 1
         assert client.usage.decide_out == 5 and client.usage.decide_in > 0  # what it cost still counts
+        hung_up = time.monotonic()
+        while server.busy and time.monotonic() - hung_up < 1.0:  # the server sees the hang-up
+            time.sleep(0.01)
+        assert server.busy == 0  # its generation stopped, long before the 3 s stall would have ended
         client.ask(PROMPT, bound(NextStep, ["H1"]))  # the next step asks again, alone
-        assert server.busy_max == 1  # the hung-up generation stopped; nothing queued behind it
+        assert server.busy_max == 1  # nothing ever queued behind the abandoned request
 
 
 def test_the_servers_words_are_one_line_with_the_key_scrubbed() -> None:
