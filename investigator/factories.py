@@ -27,12 +27,13 @@ Progress = Callable[[RunState, Decision | None], None]
 
 @dataclass(frozen=True)
 class Hooks:
-    """What a front door plugs in: progress updates, a countdown while the LLM backs off, and where
-    a one-line warning goes."""
+    """What a front door plugs in: progress updates, a countdown while the LLM backs off, where a
+    one-line warning goes, and the count of tokens the model has sent while it answers."""
 
     progress: Progress | None = None
     on_wait: OnWait | None = None
     warn: Callable[[str], None] | None = None
+    on_tokens: Callable[[int], None] | None = None  # the model's answer so far, in tokens
 
 
 class LLMChoice(BaseModel):
@@ -54,7 +55,13 @@ def make_planner(settings: Settings, hooks: Hooks | None = None, llm: LLMChoice 
         from investigator.planners.llm import LLMPlanner
 
         choice = (llm or LLMChoice()).model_dump(exclude_none=True)
-        return LLMPlanner(load_llm_settings(**choice), settings, on_wait=hooks.on_wait)
+        return LLMPlanner(
+            load_llm_settings(**choice),
+            settings,
+            on_wait=hooks.on_wait,
+            on_tokens=hooks.on_tokens,
+            on_note=hooks.warn,
+        )
     raise ConfigError(f"planner {settings.planner!r} is not one of offline, llm")
 
 

@@ -188,7 +188,11 @@ def main_command(
     ] = None,
     model: Annotated[str | None, typer.Option(help="LLM planner: model name at OPENAI_BASE_URL.")] = None,
     llm_mode: Annotated[
-        str | None, typer.Option(help="LLM planner: tools | json | json_schema | md_json.")
+        str | None,
+        typer.Option(
+            help="LLM planner structured output: auto (default: the strictest the server enforces) | "
+            "json_schema | json_object_schema | tools | json | md_json."
+        ),
     ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where run folders go (default ./runs).")] = None,
     home: Annotated[

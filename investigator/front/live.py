@@ -122,7 +122,12 @@ def _notebook_hooks(max_iterations: int) -> Hooks:
 
     from investigator.llm.wait import countdown
 
-    return Hooks(progress=update, on_wait=countdown(note), warn=warn)
+    return Hooks(progress=update, on_wait=countdown(note), warn=warn, on_tokens=lambda n: note(waiting(n)))
+
+
+def waiting(tokens: int) -> str:
+    """The note while the model answers: its tokens so far (0 while it reads the prompt)."""
+    return f"waiting for the model ({tokens:,} tokens so far)"
 
 
 def _bundle(s: Snapshot) -> dict[str, str]:
@@ -136,13 +141,33 @@ def _terminal_hooks(max_iterations: int) -> Iterator[Hooks]:
     from investigator.llm.wait import countdown
     from investigator.terminal import text
 
-    started = time.monotonic()
-    with Console(stderr=True).status(text(Snapshot(max_iterations=max_iterations).note)) as status:
+    lines = StatusLines(max_iterations)
+    with Console(stderr=True).status(text(lines.shown.note)) as status:
 
         def update(state: RunState, decision: Decision | None) -> None:
-            status.update(text(snapshot(state, decision, max_iterations, started).text()))
+            status.update(text(lines.step(state, decision)))
 
         def notify(line: str) -> None:
             status.update(text(line))
 
-        yield Hooks(progress=update, on_wait=countdown(notify), warn=warn)
+        def tokens(n: int) -> None:
+            status.update(text(lines.tokens(n)))
+
+        yield Hooks(progress=update, on_wait=countdown(notify), warn=warn, on_tokens=tokens)
+
+
+class StatusLines:
+    """The terminal's status line: the last step's snapshot, and what the model is doing now."""
+
+    def __init__(self, max_iterations: int) -> None:
+        self.max_iterations, self.started = max_iterations, time.monotonic()
+        self.shown = Snapshot(max_iterations=max_iterations)
+
+    def step(self, state: RunState, decision: Decision | None) -> str:
+        self.shown = snapshot(state, decision, self.max_iterations, self.started)
+        return self.shown.text()
+
+    def tokens(self, n: int) -> str:
+        """The last step's line with the model's progress in place of its note."""
+        now = self.shown.model_copy(update={"note": waiting(n), "elapsed_s": time.monotonic() - self.started})
+        return now.text()

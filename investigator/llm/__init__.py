@@ -2,17 +2,20 @@
 
 from investigator.llm.client import LLMClient
 from investigator.llm.errors import (
+    AnswerCutOff,
     InvalidOutput,
     LLMAuthError,
     LLMRequestRejected,
     LLMUnavailable,
     LLMUnreachable,
+    ModelStalled,
     PromptTooLarge,
 )
 from investigator.llm.settings import LLMSettings, load_llm_settings
 from investigator.llm.wait import OnWait, countdown, terminal_countdown
 
 __all__ = [
+    "AnswerCutOff",
     "InvalidOutput",
     "LLMAuthError",
     "LLMClient",
@@ -20,6 +23,7 @@ __all__ = [
     "LLMSettings",
     "LLMUnavailable",
     "LLMUnreachable",
+    "ModelStalled",
     "OnWait",
     "PromptTooLarge",
     "countdown",

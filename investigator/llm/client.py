@@ -1,8 +1,15 @@
 """The one boundary to the model: an OpenAI-compatible endpoint, answers validated by `instructor`.
 
+Structured output: in `auto` mode the client asks for the strictest mode the endpoint enforces and
+moves to the next one when the server says it does not take it (`modes.py`), once per endpoint.
+Answers are streamed (`stream.py`): the timeout is a stall, never the total time, and each answer is
+capped at what its kind needs (`max_output_tokens` per phase); an answer that reaches its cap is
+reported as cut off (`AnswerCutOff`), whatever finish_reason the server gave.
+
 Retries live in exactly one layer each, so attempts never multiply:
 - transport (here, `_send`): the `openai` client is built with `max_retries=0` and explicit
-  timeouts; a 429 waits (Retry-After when given, else `rate_limit_backoff_s`), a connection error,
+  timeouts; a stalled stream is never retried (the server may still be working on it; the step falls
+  back); a 429 waits (Retry-After when given, else `rate_limit_backoff_s`), a connection error,
   timeout or 5xx waits `connection_backoff_s`, then gives up; a refused connection from an endpoint
   that had answered (its server stopped) waits only `refused_backoff_s`; a refused key or an
   account without quota fails at once. Each wait is announced through `on_wait` first.
@@ -18,7 +25,10 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
+import sys
 import time
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from functools import partial
 from typing import Any, TypeVar
@@ -31,15 +41,24 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from investigator.errors import InvestigatorError
+
+try:  # the HTTP client the openai package reads streams with: httpx2 from openai 3, httpx before
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover
+    import httpx  # type: ignore[no-redef]
 from investigator.llm.errors import (
+    AnswerCutOff,
     InvalidOutput,
     LLMAuthError,
     LLMRequestRejected,
     LLMUnavailable,
     LLMUnreachable,
+    ModelStalled,
 )
+from investigator.llm.modes import ENFORCED, INSTRUCTOR_MODES, ModeRefused, Modes, refusal_names_the_mode
 from investigator.llm.prompts import Prompt
-from investigator.llm.settings import LLMSettings
+from investigator.llm.settings import LLMSettings, Mode
+from investigator.llm.stream import OnTokens, Partial, assemble
 from investigator.llm.wait import OnWait, terminal_countdown
 from investigator.run.context import estimate_tokens
 from investigator.run.tokens import Phase, Usage
@@ -47,12 +66,7 @@ from investigator.run.tokens import Phase, Usage
 __all__ = ["LLMClient"]
 
 T = TypeVar("T", bound=BaseModel)
-MODES = {
-    "tools": instructor.Mode.TOOLS,
-    "json": instructor.Mode.JSON,
-    "json_schema": instructor.Mode.JSON_SCHEMA,
-    "md_json": instructor.Mode.MD_JSON,
-}
+OnNote = Callable[[str], None]
 BILLING_CODES = {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}
 NO_KEY = "no-key"  # local servers ignore the key, but the client insists on one
 
@@ -66,7 +80,13 @@ NEVER_ANSWERED_RETRIES = 1  # one quick retry before calling an endpoint misconf
 
 
 class LLMClient:
-    def __init__(self, llm: LLMSettings, on_wait: OnWait | None = None):
+    def __init__(
+        self,
+        llm: LLMSettings,
+        on_wait: OnWait | None = None,
+        on_tokens: OnTokens | None = None,
+        on_note: OnNote | None = None,
+    ):
         key = llm.api_key.get_secret_value() if llm.api_key else None
         if not key and not llm.base_url:
             raise LLMAuthError(
@@ -77,19 +97,59 @@ class LLMClient:
         self.llm = llm
         self.usage = Usage()  # since the client was made; the planner takes differences
         self.on_wait = on_wait or terminal_countdown
+        self.on_tokens: OnTokens = on_tokens or (lambda n: None)
+        self.on_note: OnNote = on_note or _to_stderr
         self._key = key or ""
         self._openai = openai.OpenAI(
             api_key=key or NO_KEY,
             base_url=llm.base_url,
-            max_retries=0,
-            timeout=openai.Timeout(llm.request_timeout_s, connect=llm.connect_timeout_s),
+            max_retries=0,  # read: between two chunks of the stream, so a stall, not the total time
+            timeout=openai.Timeout(llm.stall_timeout_s, connect=llm.connect_timeout_s),
         )
         self._host = urlparse(llm.endpoint).netloc or llm.endpoint
         self._answered = False  # an endpoint that never answered is misconfigured, not down
+        self._answers = 0  # answers received for the current question (1 + its re-asks)
+        self._usage_option: dict[str, Any] = {"stream_options": {"include_usage": True}}
+        self.reasks = 0  # re-asks the last validated answer needed
+        self.mode: Mode | None = None  # the structured-output mode of the last validated answer
 
     def ask(self, prompt: Prompt, model: type[T]) -> T:
-        """One validated answer, or `InvalidOutput` once the re-asks are used up."""
-        create = instructor.patch(create=partial(self._send, prompt.phase), mode=MODES[self.llm.mode])
+        """One validated answer, or `InvalidOutput` once the re-asks are used up. In `auto` mode a
+        mode the server refuses is remembered for the endpoint and the next one is tried; the first
+        mode it answers in is said once (`on_note`) and kept for the endpoint."""
+        endpoint, last = self.llm.endpoint, None
+        for mode in Modes.candidates(endpoint, self.llm.mode):
+            try:
+                answer = self._ask(prompt, model, mode)
+            except ModeRefused as e:
+                if self.llm.mode != "auto":
+                    raise LLMRequestRejected(
+                        f"{self._host} does not take --llm-mode {mode} ({e}); drop --llm-mode (auto "
+                        "finds what the server enforces) or choose another mode"
+                    ) from None
+                Modes.refused(endpoint, mode)
+                self.on_note(
+                    f"{self._host} does not take {mode} structured output ({e}): trying the next mode"
+                )
+                last = e
+                continue
+            finally:  # the server answered in this mode, valid or not: it takes it
+                if self._answers:
+                    self.mode = mode
+                    if self.llm.mode == "auto" and Modes.settle(endpoint, mode):
+                        self.on_note(f"structured output at {self._host}: {mode} ({ENFORCED[mode]})")
+            return answer
+        raise LLMRequestRejected(
+            f"{self._host} refused every structured-output mode (last: {last}); check the server's "
+            "version and the model name"
+        )
+
+    def _ask(self, prompt: Prompt, model: type[T], mode: Mode) -> T:
+        schema = model.model_json_schema() if mode == "json_object_schema" else None
+        send = partial(self._send, prompt.phase, mode, schema)
+        create = instructor.patch(create=send, mode=INSTRUCTOR_MODES[mode])
+        cap = self.llm.answer_tokens(prompt.phase)
+        self._answers = 0
         try:
             answer: T = create(
                 response_model=model,
@@ -98,33 +158,54 @@ class LLMClient:
                 strict=False,
                 model=self.llm.model,
                 temperature=self.llm.temperature,
-                max_tokens=self.llm.max_output_tokens,
+                max_tokens=cap,
             )
         except InstructorRetryException as e:
             cause = e.__cause__
-            if isinstance(cause, InvestigatorError):
+            if isinstance(cause, InvestigatorError | ModeRefused):
                 raise cause from None
             raise InvalidOutput(
                 f"invalid answer after {e.n_attempts} attempt(s): {_describe(cause or e)}"
             ) from None
         except IncompleteOutputException:
-            raise InvalidOutput(
-                f"the answer was cut at max_output_tokens ({self.llm.max_output_tokens})"
-            ) from None
+            raise AnswerCutOff(_cut_off(cap, prompt.phase)) from None
+        self.reasks = max(self._answers - 1, 0)
         return answer
 
     # transport ----------------------------------------------------------------------------------
-    def _send(self, phase: Phase, **kwargs: Any) -> ChatCompletion:
-        """One HTTP exchange, retried here and only here on rate limits and transient failures."""
+    def _send(self, phase: Phase, mode: Mode, schema: dict[str, Any] | None, **kwargs: Any) -> ChatCompletion:
+        """One streamed HTTP exchange, retried here and only here on rate limits and transient
+        failures; a stall is never retried."""
+        if schema is not None:  # llama.cpp constrains json_object to this schema with a grammar
+            kwargs["response_format"] = {
+                **(kwargs.get("response_format") or {"type": "json_object"}),
+                "schema": schema,
+            }
         rate_limited = transient = refused = 0
         while True:
+            got = Partial()
             try:
-                completion: ChatCompletion = self._openai.chat.completions.create(**kwargs)
+                self.on_tokens(0)
+                stream = self._openai.chat.completions.create(**kwargs, stream=True, **self._usage_option)
+                with stream:
+                    completion = assemble(stream, self.on_tokens, got)
             except openai.APIStatusError as e:
                 self._answered = True  # it answered, if only with an error: failures from here are outages
+                if refusal_names_the_mode(mode, e.status_code, self._detail(e)):
+                    raise ModeRefused(mode, e.status_code, self._detail(e)) from None
+                if self._usage_option and "stream_options" in self._detail(e):  # usage is estimated then
+                    self._usage_option = {}
+                    continue
                 rate_limited, transient = self._status(e, rate_limited, transient)
-            except openai.APITimeoutError:
-                transient = self._transient(transient, f"no answer within {self.llm.request_timeout_s:g}s")
+            except (openai.APITimeoutError, httpx.TimeoutException) as e:
+                if not isinstance(e.__cause__ or e, httpx.ConnectTimeout | httpx.PoolTimeout):
+                    # the prompt was read and `got.tokens` written: they count against the budget
+                    prompt_tokens = estimate_tokens(str(kwargs.get("messages", "")))
+                    self.usage = self.usage.counted(phase, prompt_tokens, got.tokens)
+                    raise self._stalled(got) from None  # it may still be working on it: never retried
+                transient = self._transient(
+                    transient, f"connecting took over {self.llm.connect_timeout_s:g}s"
+                )
             except openai.APIConnectionError as e:
                 what = f"connection failed ({_first_line(e.__cause__ or e)})"
                 if not self._answered and transient >= NEVER_ANSWERED_RETRIES:
@@ -136,10 +217,32 @@ class LLMClient:
                     refused = self._gone(refused)
                     continue
                 transient = self._transient(transient, what)
+            except (httpx.TransportError, openai.APIError) as e:  # the stream broke: the server let go of it
+                self._answered = True
+                transient = self._transient(
+                    transient, f"the answer broke off ({self._scrub(_first_line(e))})"
+                )
             else:
                 self._answered = True
-                self._count(phase, kwargs, completion)
+                self._count(phase, kwargs, completion, got)
+                self._answers += 1
+                cap = int(kwargs.get("max_tokens") or 0)
+                out = completion.usage.completion_tokens if completion.usage is not None else got.tokens
+                if completion.choices and (
+                    completion.choices[0].finish_reason == "length" or (cap and out >= cap)
+                ):
+                    raise AnswerCutOff(_cut_off(cap, phase))
                 return completion
+
+    def _stalled(self, got: Partial) -> ModelStalled:
+        wait = f"{self.llm.stall_timeout_s:g}s"
+        if got.tokens:
+            what = f"the model stopped sending tokens for {wait} after {got.tokens}"
+        else:
+            what = f"no token came from {self._host} within {wait} (reading the prompt, or stuck)"
+        return ModelStalled(
+            f"{what}; the request was abandoned, not retried (raise stall_timeout_s for a slow model)"
+        )
 
     def _status(self, e: openai.APIStatusError, rate_limited: int, transient: int) -> tuple[int, int]:
         """An HTTP error answer: raise what retrying cannot fix; else wait and count the attempt."""
@@ -162,10 +265,11 @@ class LLMClient:
         if e.status_code < 500 and e.status_code != 408:
             raise LLMRequestRejected(
                 f"{self._host} rejected the request (HTTP {e.status_code}: {self._detail(e)}); "
-                f"check the model name ({self.llm.model!r}) and, if the server has no tool "
-                "calls, set INVESTIGATOR_LLM_MODE=json"
+                f"check the model name ({self.llm.model!r})"
             ) from None
-        return rate_limited, self._transient(transient, f"server error (HTTP {e.status_code})")
+        return rate_limited, self._transient(
+            transient, f"server error (HTTP {e.status_code}: {self._detail(e)})"
+        )
 
     def _transient(self, failures: int, what: str) -> int:
         tiers = self.llm.connection_backoff_s
@@ -205,13 +309,13 @@ class LLMClient:
         if remaining > 0:
             time.sleep(remaining)
 
-    def _count(self, phase: Phase, kwargs: dict[str, Any], completion: ChatCompletion) -> None:
+    def _count(self, phase: Phase, kwargs: dict[str, Any], completion: ChatCompletion, got: Partial) -> None:
         usage = completion.usage
         if usage is not None:
             tokens_in, tokens_out = usage.prompt_tokens, usage.completion_tokens
         else:  # some servers omit usage: estimate, so the budget still holds
             tokens_in = estimate_tokens(str(kwargs.get("messages", "")))
-            tokens_out = estimate_tokens(completion.model_dump_json(include={"choices"}))
+            tokens_out = got.tokens or estimate_tokens(completion.model_dump_json(include={"choices"}))
         self.usage = self.usage.counted(phase, int(tokens_in or 0), int(tokens_out or 0))
 
     def _billing_error(self, e: openai.APIStatusError) -> LLMAuthError:
@@ -221,11 +325,28 @@ class LLMClient:
         )
 
     def _detail(self, e: openai.APIStatusError) -> str:
+        """The server's own words, one line, the key scrubbed."""
         body = e.body if isinstance(e.body, dict) else {}
-        text = str(body.get("message") or e.message)
+        return self._scrub(_first_line(str(body.get("message") or e.message)))
+
+    def _scrub(self, text: str) -> str:
         if self._key:
             text = text.replace(self._key, "***")
-        return _first_line(text)[:300]
+        return _SECRET.sub("***", text)[:300]
+
+
+_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+|(?i:api[_-]?key)[=:]\s*\S+)")
+
+
+def _cut_off(cap: int, phase: Phase) -> str:
+    return (
+        f"the model's answer was cut off at {cap} tokens (the cap for a {phase} answer): it wrote "
+        "more than the answer needs; a larger model, or a larger max_output_tokens, may help"
+    )
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _billing(e: openai.APIStatusError) -> bool:

@@ -7,7 +7,9 @@ PlannerError (exit 1)
 ├── LLMUnavailable       the endpoint kept failing (connection, timeouts, 5xx, 429) past the backoff
 ├── LLMRequestRejected   the endpoint refused the request itself (unknown model, bad parameter)
 ├── PromptTooLarge       a prompt broke the context budget; refused before sending
+├── ModelStalled         the stream sent no token for `stall_timeout_s`; not retried (the planner falls back)
 └── InvalidOutput        the answer failed validation after every re-ask (the planner falls back)
+    └── AnswerCutOff     the answer reached its token cap (finish_reason "length", or "tool_calls")
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from __future__ import annotations
 from investigator.errors import PlannerError, UserError
 
 __all__ = [
+    "AnswerCutOff",
     "InvalidOutput",
     "LLMAuthError",
     "LLMRequestRejected",
     "LLMUnavailable",
     "LLMUnreachable",
+    "ModelStalled",
     "PromptTooLarge",
 ]
 
@@ -46,3 +50,11 @@ class PromptTooLarge(PlannerError):
 
 class InvalidOutput(PlannerError):
     """The model's answer did not validate after the allowed re-asks."""
+
+
+class AnswerCutOff(InvalidOutput):
+    """The answer stopped at its token cap: re-asking the same question would be cut again."""
+
+
+class ModelStalled(PlannerError):
+    """The model stopped sending tokens; the request is abandoned, never retried behind itself."""

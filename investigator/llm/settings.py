@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from investigator.config import YamlSettings
 from investigator.errors import ConfigError
+from investigator.run.tokens import Phase
 
-Mode = Literal["tools", "json", "json_schema", "md_json"]
+Mode = Literal["auto", "json_schema", "json_object_schema", "tools", "json", "md_json"]
+# what `auto` tries, strictest first: a schema the server enforces (OpenAI, vLLM, Ollama), llama.cpp's
+# json_object with a schema (a grammar), a forced tool call, then JSON it only parses, then Markdown
+AUTO_ORDER: tuple[Mode, ...] = ("json_schema", "json_object_schema", "tools", "json", "md_json")
+ANSWER_TOKENS: dict[Phase, int] = {"decide": 600, "reflect": 400, "compress": 400}
 
 
 class LLMSettings(YamlSettings):
@@ -35,10 +40,24 @@ class LLMSettings(YamlSettings):
         description="Any OpenAI-compatible endpoint (vLLM, Ollama, a proxy); None means OpenAI.",
     )
     model: str = Field("gpt-4o-mini", description="Model name the endpoint knows.")
-    mode: Mode = Field("tools", description="How structured output is asked for: tool calls or JSON.")
+    mode: Mode = Field(
+        "auto",
+        description="How structured output is asked for; auto finds, once per endpoint, the strictest "
+        "the server enforces (json_schema, json_object_schema, tools, json, md_json).",
+    )
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature; 0 for repeatable runs.")
-    max_output_tokens: int = Field(1500, ge=64, description="Upper bound on each answer's length.")
-    request_timeout_s: float = Field(90.0, gt=0, description="One HTTP request gives up after this long.")
+    max_output_tokens: dict[Phase, int] = Field(
+        default_factory=lambda: dict(ANSWER_TOKENS),
+        description="Cap on each answer's length, per call kind (decide, reflect, compress); one "
+        "number caps them all. An answer cut at the cap is reported as cut off, not re-asked.",
+    )
+    stall_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="The answer is streamed: no token for this long (the first one included, which "
+        "waits for the prompt to be read) is a stalled model, and the step is left to the offline "
+        "planner. The total time of an answer is not limited.",
+    )
     connect_timeout_s: float = Field(10.0, gt=0, description="Opening a connection gives up after this long.")
     max_validation_retries: int = Field(
         2, ge=0, description="Re-asks with the validation error fed back before the offline fallback."
@@ -60,6 +79,36 @@ class LLMSettings(YamlSettings):
         description="Waits after refused connections from an endpoint that had answered (its server "
         "stopped): a quick restart is caught; then the run stops, saved.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        """`request_timeout_s` (configs written before answers were streamed) is the stall timeout."""
+        if isinstance(data, dict) and "request_timeout_s" in data:
+            old = data["request_timeout_s"]
+            data = {k: v for k, v in data.items() if k != "request_timeout_s"}
+            data["stall_timeout_s"] = old  # the shipped llm.yaml no longer sets it: someone did
+        return data
+
+    @field_validator("max_output_tokens", mode="before")
+    @classmethod
+    def _one_cap(cls, value: object) -> object:
+        """One number caps every kind of call; a mapping may name some kinds only."""
+        if isinstance(value, int | str) and str(value).strip().isdigit():
+            return dict.fromkeys(ANSWER_TOKENS, int(value))
+        if isinstance(value, dict):
+            return {**ANSWER_TOKENS, **value}
+        return value
+
+    @field_validator("max_output_tokens")
+    @classmethod
+    def _caps_positive(cls, value: dict[Phase, int]) -> dict[Phase, int]:
+        if any(v < 16 for v in value.values()):
+            raise ValueError("each cap must be at least 16 tokens")
+        return value
+
+    def answer_tokens(self, phase: Phase) -> int:
+        return self.max_output_tokens.get(phase, ANSWER_TOKENS[phase])
 
     @property
     def endpoint(self) -> str:

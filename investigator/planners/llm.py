@@ -4,17 +4,22 @@ Every call sees a fixed template plus the loop's bounded context (or, to compres
 record): no chat history. Every `reflect_every` iterations a short self-assessment re-ranks the
 hypotheses and may raise blockers. When the model's answer stays invalid after the re-asks, or a
 prompt would break the budget, the step falls back to the offline planner and the finding says so.
-Transport failures that outlast the backoff, and a refused key, end the run (it is saved).
+A stalled stream and an answer cut at its token cap fall back the same way. Transport failures that
+outlast the backoff, and a refused key, end the run (it is saved). Each decision says whether the
+model's answer decided it (`answered_by`) and how many re-asks it took, for the report's count.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from investigator.config import Settings
 from investigator.llm.client import LLMClient
-from investigator.llm.errors import InvalidOutput, PromptTooLarge
+from investigator.llm.errors import InvalidOutput, ModelStalled, PromptTooLarge
 from investigator.llm.prompts import build, step_record
 from investigator.llm.schemas import NextStep, Reflection, StepFinding, bound
 from investigator.llm.settings import LLMSettings
+from investigator.llm.stream import OnTokens
 from investigator.llm.wait import OnWait
 from investigator.planners.offline import OfflinePlanner, proposals
 from investigator.protocols import Planner
@@ -26,6 +31,8 @@ from investigator.run.tokens import Usage
 from sandbox.models import ExecResult
 
 FALLBACK = "[offline fallback"  # how a fallback step reads (the `fallback` field is the flag)
+# what ends one call without ending the run: the step (or its summary) is the offline planner's
+SKIPPED = (InvalidOutput, PromptTooLarge, ModelStalled)
 
 __all__ = ["FALLBACK", "LLMPlanner"]
 
@@ -44,9 +51,11 @@ class LLMPlanner:
         settings: Settings,
         on_wait: OnWait | None = None,
         fallback: Planner | None = None,
+        on_tokens: OnTokens | None = None,
+        on_note: Callable[[str], None] | None = None,
     ):
         self.llm, self.settings = llm, settings
-        self.client = LLMClient(llm, on_wait)
+        self.client = LLMClient(llm, on_wait, on_tokens=on_tokens, on_note=on_note)
         self.fallback = fallback or OfflinePlanner()
         self._hypotheses: list[Hypothesis] = []  # the last context's, for the compress record
         self._left: int | None = None  # tokens the run's budget allowed at the last decision
@@ -66,7 +75,8 @@ class LLMPlanner:
         )
         ids = [h.id for h in context.hypotheses]
         if self._left is not None and self._left <= 0:
-            return self._fall_back(context, f"the token budget ({self.settings.max_tokens_per_run}) is used")
+            used = f"the token budget ({self.settings.max_tokens_per_run}) is used"
+            return self._fall_back(context, used, model_failed=False)
         reflection, note = None, ""
         if self._reflect_now(context):
             try:
@@ -74,15 +84,17 @@ class LLMPlanner:
                     build("reflect", context.render(), self.settings.context_budget_tokens),
                     bound(Reflection, ids),
                 )
-            except (InvalidOutput, PromptTooLarge) as e:
+            except SKIPPED as e:
                 note = f" (Reflection skipped: {e})"
         try:
             step = self.client.ask(
                 build("decide", context.render(), self.settings.context_budget_tokens),
                 bound(NextStep, ids, must_conclude=context.must_conclude),
             )
-            decision = step.to_decision()
-        except (InvalidOutput, PromptTooLarge) as e:
+            decision = step.to_decision().model_copy(
+                update={"answered_by": "model", "reasks": self.client.reasks}
+            )
+        except SKIPPED as e:
             decision = self._fall_back(context, str(e))
         if decision.type == DecisionType.CONCLUDE and not decision.proposed_facts:
             # the data problems it concluded, proposed for a person to review (never approved here)
@@ -110,7 +122,7 @@ class LLMPlanner:
             ids = [h.id for h in self._hypotheses]
             try:
                 answer = self.client.ask(build("compress", record, budget), bound(StepFinding, ids))
-            except (InvalidOutput, PromptTooLarge) as e:
+            except SKIPPED as e:
                 notes.append(f"library summary used ({_plain(e)})")
         out = answer.to_compressed(structured) if answer is not None else structured
         if notes:
@@ -128,12 +140,15 @@ class LLMPlanner:
         """The run's budget (counted by the loop) is used, including what this step spent so far."""
         return self._left is not None and self._meter() - self._spent_at_decide >= self._left
 
-    def _fall_back(self, context: Context, reason: str) -> Decision:
+    def _fall_back(self, context: Context, reason: str, model_failed: bool = True) -> Decision:
+        """The offline planner's step; `model_failed` counts it against the model (a used budget
+        does not)."""
         decision = self.fallback.decide(context)
         return decision.model_copy(
             update={
                 "rationale": f"{FALLBACK}: {_plain(reason)}] {decision.rationale}",
                 "fallback": _plain(reason),
+                "answered_by": "fallback" if model_failed else None,
             }
         )
 

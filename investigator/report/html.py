@@ -30,6 +30,7 @@ CSS = """
 .inv-report h3{font-size:15px;margin:22px 0 6px}
 .inv-report .inv-conclusion{font-size:16px;font-weight:600;margin:6px 0}
 .inv-report .inv-meta,.inv-report .inv-foot{color:#59636e;font-size:12.5px}
+.inv-report .inv-warn{color:#8a5300;font-weight:600}
 .inv-report .inv-badge{display:inline-block;border-radius:10px;padding:1px 9px;font-size:12px;
   font-weight:600;margin-right:6px;color:#fff;background:#8a8f98}
 .inv-report .conf-high,.inv-report .st-CONFIRMED{background:#2f7d4a}

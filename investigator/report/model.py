@@ -81,6 +81,49 @@ class Phases(BaseModel):
     artifacts_s: float = Field(0.0, description="HTML report, trail notebook, kernel stop, memory")
 
 
+class ModelSteps(BaseModel):
+    """What the model did, for the LLM planner: the steps its answer decided (`reasked` of them
+    after at least one re-ask) and the steps left to the offline planner because it could not give
+    a valid answer (invalid after the re-asks, cut off at the token cap, stalled)."""
+
+    decided: int = Field(0, description="steps the model's answer decided")
+    reasked: int = Field(0, description="of those, steps that needed at least one re-ask")
+    fell_back: int = Field(0, description="steps the offline planner decided because the model could not")
+
+    @property
+    def steps(self) -> int:
+        return self.decided + self.fell_back
+
+    @property
+    def mostly_fell_back(self) -> bool:
+        return self.fell_back * 2 > self.steps
+
+    def summary(self) -> str:
+        return (
+            f"the model decided {self.decided} of {self.steps} steps ({self.reasked} after a re-ask), "
+            f"{self.fell_back} fell back to the offline planner"
+        )
+
+    def warning(self) -> str | None:
+        if not self.mostly_fell_back:
+            return None
+        return (
+            f"warning: {self.fell_back} of {self.steps} steps fell back to the offline planner: this model "
+            "could not follow the format: try a larger model or --planner offline"
+        )
+
+
+def model_steps(state: RunState) -> ModelSteps | None:
+    """The count over the run's decisions; None when no model decided or failed a step."""
+    by = [d for d in state.decisions if d.answered_by is not None]
+    if not by:
+        return None
+    decided = [d for d in by if d.answered_by == "model"]
+    return ModelSteps(
+        decided=len(decided), reasked=sum(d.reasks > 0 for d in decided), fell_back=len(by) - len(decided)
+    )
+
+
 class Stats(BaseModel):
     iterations: int
     elapsed_s: float = Field(description="wall time of this invocation, kernel start and artifacts included")
@@ -88,6 +131,9 @@ class Stats(BaseModel):
     tokens: TokenMeter = Field(default_factory=TokenMeter)
     phases: Phases = Field(default_factory=Phases)
     earlier_s: float = Field(0.0, description="time spent by earlier invocations of a resumed run")
+    model: ModelSteps | None = Field(
+        None, description="LLM planner: the steps the model decided, re-asked, and left to the fallback"
+    )
 
     def timed(self, **phases: float) -> Stats:
         """These stats with some phases set; the total is their sum again."""
@@ -190,6 +236,7 @@ def build_report(
             planner=state.planner,
             tokens=state.tokens,
             earlier_s=round(earlier_s, 3),
+            model=model_steps(state),
         ).timed(**(phases or Phases(loop_s=state.elapsed_s)).model_dump()),
         stop_reason=state.stop_reason,
         blockers=state.blockers,
@@ -283,13 +330,18 @@ def to_markdown(r: Report) -> str:
     s = r.stats
     lines += [
         "",
-        f"_{s.summary()}, planner {s.planner}, run {r.run_id}._",
+        f"_{s.summary()}, planner {s.planner}{planner_steps(s)}, run {r.run_id}._",
         "",
     ]
     return "\n".join(lines)
 
 
 TERMINAL_SEGMENTS = 5
+
+
+def planner_steps(s: Stats) -> str:
+    """`: the model decided 5 of 7 steps (...)` after the planner's name, for the LLM planner."""
+    return f": {s.model.summary()}" if s.model is not None else ""
 
 
 def signed(x: float | None) -> str:
@@ -371,4 +423,6 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         hyps.add_row(*cells(h.id, h.status, h.statement))
     console.print(hyps)
     s = report.stats
-    console.print(text(f"{s.summary()} with the {s.planner} planner; run {report.run_id}"))
+    console.print(text(f"{s.summary()} with the {s.planner} planner{planner_steps(s)}; run {report.run_id}"))
+    if s.model is not None and (warning := s.model.warning()) is not None:
+        console.print(text(warning, style="bold yellow"))

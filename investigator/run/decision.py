@@ -43,6 +43,10 @@ class Decision(BaseModel):
     fallback: str | None = Field(
         None, description="why the offline planner chose this step in place of the model (LLM planner)"
     )
+    answered_by: Literal["model", "fallback"] | None = Field(
+        None, description="LLM planner: the model's answer decided this step, or the offline fallback did"
+    )
+    reasks: int = Field(0, ge=0, description="LLM planner: re-asks the model's answer needed to validate")
 
     @model_validator(mode="after")
     def _complete(self) -> Decision:

@@ -1,11 +1,19 @@
 """A scripted OpenAI-compatible chat-completions server, over real HTTP, for tests and dry runs.
 
 It answers `POST /v1/chat/completions` the way the OpenAI API does: a tool call when the request
-offers tools, JSON content otherwise, always with `usage`. Answers come from a script, consumed in
+offers tools, JSON content otherwise, always with `usage`; streamed as server-sent events when the
+request says `stream: true` (one token, four characters, per event, `token_delay` apart), and cut at
+the request's `max_tokens` (finish_reason "length"). Answers come from a script, consumed in
 order; each `Reply` may be aimed at one response model (the tool or schema name, e.g. "NextStep"), and
 may be a fault instead: any HTTP status with headers (429 + Retry-After, 500, 401), a delay longer
 than the client's timeout, malformed JSON, or JSON that breaks the schema. When nothing scripted
 fits, the `default` responder answers, else a 400 saying what was asked.
+
+`FakeOpenAI(llama_cpp=True)` behaves as llama.cpp's server does: `response_format` of type
+`json_schema` is refused with HTTP 500 ("Input should be 'text' or 'json_object'"), `json_object`
+takes a `schema`, and an answer cut at `max_tokens` in a tool call reports finish_reason
+"tool_calls". `stall(after, seconds)` streams `after` tokens, then sends nothing for `seconds`.
+`server.busy_max` is the most requests it was ever working on at once.
 
     with FakeOpenAI() as server:
         server.script(fault(429, retry_after=0.01), answer({"type": "ANALYZE", ...}, to="NextStep"))
@@ -18,6 +26,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +36,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from typing import Any
 
-__all__ = ["FakeOpenAI", "Reply", "Seen", "answer", "fault", "hang", "malformed"]
+__all__ = [
+    "LLAMA_CPP_REFUSAL",
+    "FakeOpenAI",
+    "Reply",
+    "Seen",
+    "answer",
+    "fault",
+    "hang",
+    "malformed",
+    "stall",
+]
+
+LLAMA_CPP_REFUSAL = "Input should be 'text' or 'json_object'"
+CHARS_PER_TOKEN = 4
 
 
 @dataclass
@@ -41,6 +64,7 @@ class Reply:
     delay: float = 0.0
     to: str | None = None
     usage: tuple[int, int] | None = None
+    stall_after: int | None = None  # streamed: tokens sent before the stream goes silent for `delay`
 
 
 def answer(body: Any, to: str | None = None, usage: tuple[int, int] | None = None) -> Reply:
@@ -79,6 +103,13 @@ def hang(seconds: float, to: str | None = None) -> Reply:
     return Reply(status=504, error={"message": "too late"}, delay=seconds, to=to)
 
 
+def stall(after: int, seconds: float, body: Any = None, to: str | None = None) -> Reply:
+    """Stream `after` tokens of the answer, then nothing for `seconds` (then the rest)."""
+    return Reply(
+        body=body if body is not None else {"stalled": "x" * 400}, delay=seconds, stall_after=after, to=to
+    )
+
+
 @dataclass
 class Seen:
     """One request as received."""
@@ -101,9 +132,18 @@ Responder = Callable[[Seen], Reply]
 
 
 class FakeOpenAI:
-    def __init__(self, default: Responder | None = None, model: str = "fake-model"):
+    def __init__(
+        self,
+        default: Responder | None = None,
+        model: str = "fake-model",
+        *,
+        llama_cpp: bool = False,
+        token_delay: float = 0.0,
+    ):
         self.default, self.model = default, model
+        self.llama_cpp, self.token_delay = llama_cpp, token_delay
         self.requests: list[Seen] = []
+        self.busy = self.busy_max = 0  # requests being worked on now, and the most at once
         self._script: list[Reply] = []
         self._lock = threading.Lock()
         self._ids = count(1)
@@ -145,9 +185,16 @@ class FakeOpenAI:
         return [r for r in self.requests if name is None or r.name == name]
 
     # serving -------------------------------------------------------------------------------------
-    def respond(self, seen: Seen) -> tuple[int, dict[str, str], dict[str, Any], float]:
+    def respond(self, seen: Seen) -> tuple[Reply, dict[str, Any]]:
+        """The reply to a request and the completion it makes (an error body for a fault)."""
         with self._lock:
             self.requests.append(seen)
+            fmt = seen.body.get("response_format") or {}
+            if self.llama_cpp and fmt.get("type") not in (None, "text", "json_object"):
+                refusal = Reply(
+                    status=500, error={"code": 500, "message": LLAMA_CPP_REFUSAL, "type": "server_error"}
+                )
+                return refusal, {"error": refusal.error}
             reply = next((r for r in self._script if r.to in (None, seen.name)), None)
             if reply is not None:
                 self._script.remove(reply)
@@ -156,11 +203,15 @@ class FakeOpenAI:
         if reply is None:
             reply = fault(400, f"fake server: nothing scripted for {seen.name or 'this request'}")
         if reply.status != 200:
-            return reply.status, reply.headers, {"error": reply.error or {"message": "error"}}, reply.delay
-        return 200, reply.headers, self._completion(seen, reply), reply.delay
+            return reply, {"error": reply.error or {"message": "error"}}
+        return reply, self._completion(seen, reply)
 
     def _completion(self, seen: Seen, reply: Reply) -> dict[str, Any]:
         text = reply.raw if reply.raw is not None else json.dumps(reply.body)
+        cap = int(seen.body.get("max_tokens") or seen.body.get("max_completion_tokens") or 0)
+        cut = bool(cap) and len(text) > cap * CHARS_PER_TOKEN
+        if cut:
+            text = text[: cap * CHARS_PER_TOKEN]
         n = next(self._ids)
         if seen.body.get("tools"):
             message: dict[str, Any] = {
@@ -174,9 +225,9 @@ class FakeOpenAI:
                     }
                 ],
             }
-            finish = "tool_calls"
+            finish = "length" if cut and not self.llama_cpp else "tool_calls"
         else:
-            message, finish = {"role": "assistant", "content": text}, "stop"
+            message, finish = {"role": "assistant", "content": text}, "length" if cut else "stop"
         tokens_in, tokens_out = reply.usage or ((len(seen.text) + 3) // 4, (len(text) + 3) // 4)
         return {
             "id": f"chatcmpl-{n}",
@@ -204,6 +255,8 @@ def requested_model(body: dict[str, Any]) -> str:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         return str(fmt.get("json_schema", {}).get("name", ""))
+    if isinstance(fmt.get("schema"), dict) and fmt["schema"].get("title"):  # llama.cpp's json_object
+        return str(fmt["schema"]["title"])
     for m in body.get("messages", []):
         titles = re.findall(r'"title":\s*"(\w+)"', str(m.get("content")))
         if titles:  # the top-level title comes last in a pydantic JSON schema
@@ -225,13 +278,92 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {}, {"error": {"message": f"fake server has no {self.path}"}})
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
-            status, extra, payload, delay = server.respond(Seen(requested_model(body), body, headers))
-            if delay:
-                time.sleep(delay)
-            if status == 0:  # drop: no answer at all
+            with server._lock:
+                server.busy += 1
+                server.busy_max = max(server.busy_max, server.busy)
+            try:
+                reply, payload = server.respond(Seen(requested_model(body), body, headers))
+                if reply.status == 200 and body.get("stream"):
+                    self._stream(
+                        reply, payload, bool((body.get("stream_options") or {}).get("include_usage"))
+                    )
+                    return
+                if reply.delay and not self._idle(reply.delay):
+                    return  # the client hung up: the server drops the request
+                if reply.status == 0:  # drop: no answer at all
+                    self.close_connection = True
+                    return
+                self._send(reply.status, reply.headers, payload)
+            finally:
+                with server._lock:
+                    server.busy -= 1
+
+        def _stream(self, reply: Reply, completion: dict[str, Any], usage: bool) -> None:
+            """The completion as server-sent events, one token a chunk; a client that hangs up stops
+            the generation (as llama.cpp's server does)."""
+            choice = completion["choices"][0]
+            message = choice["message"]
+            calls = message.get("tool_calls")
+            text = calls[0]["function"]["arguments"] if calls else message["content"]
+            base = {k: completion[k] for k in ("id", "created", "model")} | {
+                "object": "chat.completion.chunk"
+            }
+
+            def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+                return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+            first: dict[str, Any] = {"role": "assistant"}
+            if calls:
+                call = calls[0]
+                first["tool_calls"] = [
+                    {"index": 0, "id": call["id"], "type": "function",
+                     "function": {"name": call["function"]["name"], "arguments": ""}}
+                ]  # fmt: skip
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
                 self.close_connection = True
-                return
-            self._send(status, extra, payload)
+                self._event(chunk(first))
+                tokens = [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
+                for i, token in enumerate(tokens):
+                    if reply.stall_after is not None and i == reply.stall_after:
+                        if not self._idle(reply.delay):
+                            return  # the client hung up during the stall: the generation stops
+                    elif server.token_delay:
+                        time.sleep(server.token_delay)
+                    if calls:
+                        self._event(chunk({"tool_calls": [{"index": 0, "function": {"arguments": token}}]}))
+                    else:
+                        self._event(chunk({"content": token}))
+                self._event(chunk({}, choice["finish_reason"]))
+                if usage:
+                    self._event({**base, "choices": [], "usage": completion["usage"]})
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client hung up: the generation stops here
+
+        def _idle(self, seconds: float) -> bool:
+            """Wait `seconds` while the client stays connected; False as soon as it hangs up."""
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                    gone = bool(readable) and not self.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    gone = True
+                if gone:
+                    self.close_connection = True
+                    return False
+            return True
+
+        def _event(self, data: dict[str, Any]) -> None:
+            self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
+            self.wfile.flush()
 
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):

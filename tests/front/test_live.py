@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from investigator.front.live import Snapshot
+from investigator.front.live import Snapshot, StatusLines
 
 
 def test_tokens_are_shown_only_when_a_model_spent_some() -> None:
@@ -11,3 +11,12 @@ def test_tokens_are_shown_only_when_a_model_spent_some() -> None:
     assert "tokens" not in offline.text() and "tokens" not in offline.html()
     assert "12,345 tokens" in llm.text() and "12,345 tokens" in llm.html()
     assert "1.2s" in offline.text() and " ·  · " not in offline.html()
+
+
+def test_while_the_model_answers_the_line_counts_its_tokens() -> None:
+    """The first model call used to show "starting the kernel and loading the data..."."""
+    lines = StatusLines(max_iterations=15)
+    assert "loading the data" in lines.shown.text()
+    line = lines.tokens(1234)
+    assert line.endswith("waiting for the model (1,234 tokens so far)") and "loading" not in line
+    assert lines.tokens(0).endswith("waiting for the model (0 tokens so far)")  # reading the prompt

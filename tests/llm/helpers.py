@@ -18,7 +18,7 @@ FAST = {
     "rate_limit_backoff_s": [0.001, 0.002, 0.003],
     "connection_backoff_s": [0.001, 0.002, 0.003, 0.004, 0.005],
     "max_wait_s": 0.05,
-    "request_timeout_s": 5.0,
+    "stall_timeout_s": 5.0,
     "connect_timeout_s": 1.0,
 }
 

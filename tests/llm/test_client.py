@@ -17,6 +17,7 @@ from investigator.llm import (
     LLMSettings,
     LLMUnavailable,
     LLMUnreachable,
+    ModelStalled,
     PromptTooLarge,
     countdown,
 )
@@ -47,7 +48,7 @@ def test_tool_call_answer_is_validated_and_tokens_come_from_usage(
     server: FakeOpenAI, llm_settings: Settings
 ) -> None:
     server.script(answer(GOOD, usage=(1234, 56)))
-    client = LLMClient(llm_settings())
+    client = LLMClient(llm_settings(mode="tools"))
     step = client.ask(PROMPT, bound(NextStep, ["H1"]))
     assert step.to_decision().code == GOOD["code"]  # type: ignore[attr-defined]
     assert client.usage == Usage(decide_in=1234, decide_out=56)
@@ -70,7 +71,7 @@ def test_invalid_answers_are_reasked_with_the_error_fed_back(
     server: FakeOpenAI, llm_settings: Settings
 ) -> None:
     server.script(malformed(), answer(WRONG_ID), answer(GOOD, usage=(10, 1)))
-    client = LLMClient(llm_settings(max_validation_retries=2))
+    client = LLMClient(llm_settings(max_validation_retries=2, mode="tools"))
     client.ask(PROMPT, bound(NextStep, ["H1"]))
     first, second, third = server.requests
     assert len(first.body["messages"]) == 2  # system + the state: no history
@@ -133,16 +134,20 @@ def test_server_errors_back_off_on_the_connection_tiers(server: FakeOpenAI, llm_
     waits: list[tuple[float, str]] = []
     ask(llm_settings(), waits)
     assert [w for w, _ in waits] == [0.001, 0.002]
-    assert "HTTP 500" in waits[0][1] and "HTTP 503" in waits[1][1]
+    assert "HTTP 500: scripted fault" in waits[0][1] and "HTTP 503" in waits[1][1]  # the server's words
 
 
-def test_a_timeout_backs_off_and_retries(server: FakeOpenAI, llm_settings: Settings) -> None:
+def test_no_answer_within_the_stall_timeout_is_not_retried(
+    server: FakeOpenAI, llm_settings: Settings
+) -> None:
+    """The server may still be working on it: a retry would queue behind it."""
     server.script(hang(3.0), answer(GOOD))
     waits: list[tuple[float, str]] = []
     started = time.monotonic()
-    ask(llm_settings(request_timeout_s=0.2), waits)
+    with pytest.raises(ModelStalled, match=r"within 0\.2s"):
+        ask(llm_settings(stall_timeout_s=0.2), waits)
     assert time.monotonic() - started < 2.0  # did not wait for the 3 s answer
-    assert len(waits) == 1 and "no answer within 0.2s" in waits[0][1]
+    assert waits == [] and len(server.requests) == 1
 
 
 def _closed_port() -> int:
@@ -183,7 +188,7 @@ def test_default_backoff_tiers_are_the_documented_ones() -> None:
     assert s.rate_limit_backoff_s[-3:] == [60, 300, 1800] and s.max_wait_s == 1800
     client = LLMClient(s)
     assert client._openai.max_retries == 0
-    assert client._openai.timeout.read == s.request_timeout_s  # type: ignore[union-attr]
+    assert client._openai.timeout.read == s.stall_timeout_s  # type: ignore[union-attr]
 
 
 def test_a_refused_key_fails_fast_as_a_user_error(server: FakeOpenAI, llm_settings: Settings) -> None:

@@ -67,7 +67,7 @@ def test_each_call_sends_only_the_templates_and_the_bounded_context(
     ctx = context()
     decision = planner.decide(ctx)
     planner.decide(context(iteration=1))
-    assert decision == Decision(**STEP)
+    assert decision == Decision(**STEP, answered_by="model")
     first, second = server.requests
     assert first.body["messages"] == [
         {"role": "system", "content": system_prompt()},
