@@ -76,10 +76,10 @@ def _sql(con: Any, expr: Any, limit: Any) -> str:
 
 def _caller() -> str:
     """The investigator function that asked (outside this module and Ibis)."""
-    frame = sys._getframe(2)
+    frame = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if module.startswith("investigator.") and module != __name__:
+        if module.startswith("investigator.") and module not in (__name__, "investigator.sources.fetch"):
             return f"{module.rsplit('.', 1)[-1]}.{frame.f_code.co_name}"
         frame = frame.f_back  # type: ignore[assignment]
     return "?"
@@ -94,6 +94,13 @@ def _print_if_asked() -> None:
         handler._investigator = True  # type: ignore[attr-defined]
         LOG.addHandler(handler)
         LOG.setLevel(logging.DEBUG)
+
+
+def record(sql: str, seconds: float, rows: int) -> None:
+    """Log a query sent outside Ibis's fetches (`fetch`), as `logged` logs the others."""
+    if LOG.isEnabledFor(logging.DEBUG):
+        query = Query(_caller(), sql, seconds, rows)
+        LOG.debug("%.3fs %s rows for %s: %s", seconds, rows, query.what, sql, extra={"query": query})
 
 
 def note(what: str, seconds: float) -> None:

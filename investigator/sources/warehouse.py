@@ -51,6 +51,7 @@ _SPARK_SETTINGS = {
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.showConsoleProgress": "false",
     "spark.log.level": "ERROR",  # Spark 3.5+: setLogLevel at start-up
+    "spark.sql.execution.arrow.pyspark.enabled": "true",  # answers reach Python as Arrow, not pickles
 }
 _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
 
