@@ -118,7 +118,7 @@ def direct():
     if kind == "duckdb":
         import duckdb
         con = duckdb.connect("/" + data.split("://", 1)[1].lstrip("/"), read_only=True)
-        return lambda sql: con.execute(sql).fetch_arrow_table()
+        return lambda sql: con.execute(sql).fetchall()
     if kind == "sqlite":
         import sqlite3
         con = sqlite3.connect("/" + data.split("://", 1)[1].lstrip("/"))
