@@ -1,18 +1,28 @@
 """Data where it lives, at scale: `investigate` end to end against engines, only aggregates moving.
 
-    python benchmarks/scale.py                      # DuckDB 1M and 10M rows, Postgres and Spark 1M
-    python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark
+    python benchmarks/scale.py                      # DuckDB and Spark 1M and 10M rows, Postgres 1M
+    python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark --queries
     python benchmarks/scale.py --with-100m          # adds DuckDB at 100M rows (minutes, ~3 GB disk)
 
 Event-level rows (one per order: 90 days, 5 dimensions of 8 x 3 x 5 x 6 x 4 values, a planted drop
 in one channel over the last week) go into a DuckDB database file, a PostgreSQL cluster started
 for the run and a Parquet file Spark reads in local mode. Each run is a fresh process running the
-offline planner with a local kernel. Reported per run: end-to-end seconds, peak RSS of the run's
-own host process (VmHWM, which, unlike ru_maxrss, does not inherit the benchmark parent's peak
-across fork and exec; the engine's own process, Postgres or Spark's JVM, is not the host's), peak
-RSS of the sandbox processes (MCP server and kernel), bytes the engine sent to the host (the extract's Arrow
-buffers), the extract's rows, and the cause found. Host and kernel memory should stay flat as rows
-grow: both only ever see aggregates. Prints a table and one JSON line.
+offline planner with a local kernel. Reported per run, all measured in the same process and so
+under the same load:
+- run s: end to end;
+- engine s: the engine's own time for the queries the run needs: every query the source sent
+  (`sources.querylog`), sent again after the run straight to the engine's driver (psycopg, DuckDB,
+  SQLite, the run's Spark session) and its answer fetched, with no Ibis or pandas in between;
+- fixed s: a file run on the extract the run wrote: all of the run's work but the engine's
+  (start-up, kernel, analysis, report), what a run on any engine should add to the engine's time;
+- rest s: run - engine - fixed, the waste left (negative: the kernel started while the engine
+  worked, or the noise of a shared machine); connect s: reaching the engine (Spark: its JVM);
+- peak RSS of the run's own host process (VmHWM, which, unlike ru_maxrss, does not inherit the
+  benchmark parent's peak across fork and exec; Postgres or Spark's JVM is not the host's; DuckDB
+  runs inside it), peak RSS of the sandbox processes (MCP server and kernel), bytes the engine sent
+  (the extract's Arrow buffers), the extract's rows and the cause found.
+Host and kernel memory should stay flat as rows grow: both only ever see aggregates. `--queries`
+prints each query's seconds as sent and as the engine alone took. Prints a table and one JSON line.
 """
 
 from __future__ import annotations
