@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from investigator.analysis.queries import leaves, row_count
 from investigator.analysis.spec import Window
 
@@ -85,18 +87,24 @@ def window_labels(
     in_base, in_current = day.between(baseline.start, baseline.end), day.between(current.start, current.end)
     part = t.filter(in_base | in_current).mutate(__current=in_current)  # one pass for both windows
     aggs: dict[str, Any] = {}
-    for i, d in enumerate(dims):
-        aggs[f"n{i}"] = part[d].nunique()
-        aggs[f"v{i}"] = part[d].cast("string").min()
+    for i, d in enumerate(dims):  # one value, and no other, where the lowest is the highest: no
+        text = part[d].cast("string")  # distinct count (a sort, or Spark's row per column) needed
+        aggs[f"v{i}"], aggs[f"w{i}"] = text.min(), text.max()
     got = part.group_by("__current").aggregate(**aggs).to_pandas().set_index("__current")
     if len(got) < 2:  # a window without rows: nothing is a label of both
         return {}
     base, cur = got.loc[False], got.loc[True]
     out = {}
     for i, d in enumerate(dims):
-        if base[f"n{i}"] == 1 and cur[f"n{i}"] == 1 and base[f"v{i}"] != cur[f"v{i}"]:
+        if _one(base, i) and _one(cur, i) and base[f"v{i}"] != cur[f"v{i}"]:
             out[d] = (str(base[f"v{i}"]), str(cur[f"v{i}"]))
     return out
+
+
+def _one(row: Any, i: int) -> bool:
+    """Whether a window's values of dimension `i` are one value (nulls aside)."""
+    low, high = row[f"v{i}"], row[f"w{i}"]
+    return not pd.isna(low) and low == high
 
 
 def label_note(found: dict[str, tuple[str, str]]) -> str:
