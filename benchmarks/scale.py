@@ -1,18 +1,28 @@
 """Data where it lives, at scale: `investigate` end to end against engines, only aggregates moving.
 
-    python benchmarks/scale.py                      # DuckDB 1M and 10M rows, Postgres and Spark 1M
-    python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark
+    python benchmarks/scale.py                      # DuckDB and Spark 1M and 10M rows, Postgres 1M
+    python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark --queries
     python benchmarks/scale.py --with-100m          # adds DuckDB at 100M rows (minutes, ~3 GB disk)
 
 Event-level rows (one per order: 90 days, 5 dimensions of 8 x 3 x 5 x 6 x 4 values, a planted drop
 in one channel over the last week) go into a DuckDB database file, a PostgreSQL cluster started
 for the run and a Parquet file Spark reads in local mode. Each run is a fresh process running the
-offline planner with a local kernel. Reported per run: end-to-end seconds, peak RSS of the run's
-own host process (VmHWM, which, unlike ru_maxrss, does not inherit the benchmark parent's peak
-across fork and exec; the engine's own process, Postgres or Spark's JVM, is not the host's), peak
-RSS of the sandbox processes (MCP server and kernel), bytes the engine sent to the host (the extract's Arrow
-buffers), the extract's rows, and the cause found. Host and kernel memory should stay flat as rows
-grow: both only ever see aggregates. Prints a table and one JSON line.
+offline planner with a local kernel. Reported per run, all measured in the same process and so
+under the same load:
+- run s: end to end;
+- engine s: the engine's own time for the queries the run needs: every query the source sent
+  (`sources.querylog`), sent again after the run straight to the engine's driver (psycopg, DuckDB,
+  SQLite, the run's Spark session) and its answer fetched, with no Ibis or pandas in between;
+- fixed s: a file run on the extract the run wrote: all of the run's work but the engine's
+  (start-up, kernel, analysis, report), what a run on any engine should add to the engine's time;
+- rest s: run - engine - fixed, the waste left (negative: the kernel started while the engine
+  worked, or the noise of a shared machine); connect s: reaching the engine (Spark: its JVM);
+- peak RSS of the run's own host process (VmHWM, which, unlike ru_maxrss, does not inherit the
+  benchmark parent's peak across fork and exec; Postgres or Spark's JVM is not the host's; DuckDB
+  runs inside it), peak RSS of the sandbox processes (MCP server and kernel), bytes the engine sent
+  (the extract's Arrow buffers), the extract's rows and the cause found.
+Host and kernel memory should stay flat as rows grow: both only ever see aggregates. `--queries`
+prints each query's seconds as sent and as the engine alone took. Prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,7 +52,7 @@ DIMS = {
 DAYS = 90
 
 RUNNER = """
-import json, resource, sys, threading, time
+import json, logging, resource, shutil, sys, threading, time
 import psutil
 import investigator.runner as runner
 import investigator.runs as run_files
@@ -62,14 +73,22 @@ def own_peak_kb():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # not Linux: the best there is
 
-data, table, runs = sys.argv[1], sys.argv[2] or None, sys.argv[3]
+data, table, runs, keep = sys.argv[1], sys.argv[2] or None, sys.argv[3], sys.argv[4]
 moved = []
 write = run_files.write_extract
 def counted(*a, **k):
     extract = write(*a, **k)
     moved.append((extract.bytes_moved, extract.rows))
+    shutil.copyfile(extract.path, keep)  # for the file run that measures the fixed cost
     return extract
 run_files.write_extract = counted
+queries = []
+class Collect(logging.Handler):
+    def emit(self, record):
+        queries.append(record.query)
+log = logging.getLogger("investigator.sources.queries")
+log.addHandler(Collect())
+log.setLevel(logging.DEBUG)
 peak = {"sandbox": 0}
 me = psutil.Process()
 def sample():
@@ -85,8 +104,49 @@ threading.Thread(target=sample, daemon=True).start()
 started = time.monotonic()
 request = build_request("revenue", data, "7d", None, "previous", None, None, None, table=table)
 report = runner.investigate(request, load_settings(runs_dir=runs, sandbox="local"))
+elapsed = time.monotonic() - started
+log.handlers.clear()
+sent = [q for q in queries if q.sql]
+connect = sum(q.seconds for q in queries if not q.sql)
+
+def direct():
+    # the engine's own time: each query the run sent, sent again straight to the engine's driver
+    # and its answer fetched, with no Ibis and no pandas in between
+    kind = data.split(":", 1)[0]
+    if kind == "spark":
+        from pyspark.sql import SparkSession
+        spark = SparkSession.getActiveSession()  # the run's session: its views are still there
+        return lambda sql: spark.sql(sql).collect()
+    if kind.startswith("postgres"):
+        import psycopg
+        con = psycopg.connect(data, autocommit=True)
+        def pg(sql):
+            with con.cursor() as cur:
+                cur.execute(sql)
+                return cur.fetchall()
+        return pg
+    if kind == "duckdb":
+        import duckdb
+        con = duckdb.connect("/" + data.split("://", 1)[1].lstrip("/"), read_only=True)
+        return lambda sql: con.execute(sql).fetchall()
+    if kind == "sqlite":
+        import sqlite3
+        con = sqlite3.connect("/" + data.split("://", 1)[1].lstrip("/"))
+        return lambda sql: con.execute(sql).fetchall()
+    return None
+
+engine = []
+run_sql = direct()
+for q in sent if run_sql else []:
+    t = time.perf_counter()
+    run_sql(q.sql)
+    engine.append(round(time.perf_counter() - t, 3))
 print(json.dumps({
-    "elapsed_s": round(time.monotonic() - started, 2),
+    "elapsed_s": round(elapsed, 2),
+    "engine_s": round(sum(engine), 2) if run_sql else None,
+    "sent_s": round(sum(q.seconds for q in sent), 2),
+    "connect_s": round(connect, 2),
+    "queries": [[q.what, round(q.seconds, 3), e, q.rows] for q, e in zip(sent, engine or [None] * len(sent))],
     "host_peak_mb": round(own_peak_kb() / 1024),
     "kernel_peak_mb": round(peak["sandbox"] / 2**20),
     "bytes_moved": moved[0][0] if moved else None,
@@ -158,7 +218,9 @@ def postgres(rows: int) -> Iterator[str]:
         entry = pwd.getpwnam("postgres")
         os.chown(root, entry.pw_uid, entry.pw_gid)
         as_user = ["runuser", "-u", "postgres", "--"]
-    port = 54329
+    with socket.socket() as s:  # a free port: other benchmarks may hold a cluster of their own
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
 
     def run(*cmd: str) -> None:
         subprocess.run([*as_user, *cmd], check=True, capture_output=True, timeout=300)
@@ -184,51 +246,81 @@ def postgres(rows: int) -> Iterator[str]:
 
 
 def end_to_end(data: str, table: str, rows: int) -> dict:
+    """One run on `data` in a fresh process, then a file run on the extract it wrote: that one
+    does all the run's work but the engine's (start-up, kernel, analysis, report), so it is the
+    fixed cost a run on any engine adds to the engine's own time."""
     runs = Path(tempfile.mkdtemp(prefix="bench-runs-"))
+    keep = runs.parent / f"{runs.name}-extract.parquet"
     try:
-        out = subprocess.run(
-            [sys.executable, "-c", RUNNER, data, table, str(runs)],
-            capture_output=True, text=True, cwd=ROOT, timeout=3600,
-        )  # fmt: skip
+        got = _process(data, table, runs, keep)
+        if "error" not in got and keep.exists():
+            fixed = _process(str(keep), "", runs / "fixed", runs / "unused.parquet")
+            got["fixed_s"] = fixed.get("elapsed_s")
     finally:
         shutil.rmtree(runs, ignore_errors=True)
+        keep.unlink(missing_ok=True)
+    return {"rows": rows, **got}
+
+
+def _process(data: str, table: str, runs: Path, keep: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", RUNNER, data, table, str(runs), str(keep)],
+        capture_output=True, text=True, cwd=ROOT, timeout=3600,
+    )  # fmt: skip
     if out.returncode != 0:
-        return {"rows": rows, "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
-    return {"rows": rows, **json.loads(out.stdout.strip().splitlines()[-1])}
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000000,10000000", help="DuckDB sizes (rows)")
+    ap.add_argument("--postgres-sizes", default="1000000", help="PostgreSQL sizes (rows)")
+    ap.add_argument("--spark-sizes", default="1000000,10000000", help="Spark local[2] sizes (rows)")
     ap.add_argument("--with-100m", action="store_true", help="add DuckDB at 100M rows")
     ap.add_argument("--skip-postgres", action="store_true")
     ap.add_argument("--skip-spark", action="store_true")
+    ap.add_argument("--queries", action="store_true", help="print every query each run sent")
     args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000_000] if args.with_100m else [])
+    sizes = _sizes(args.sizes) + ([100_000_000] if args.with_100m else [])
     results = []
     for n in sizes:
         results.append({"engine": "duckdb", **end_to_end(f"duckdb:///{duckdb_file(n)}", "events", n)})
-    if not args.skip_postgres:
+    for n in [] if args.skip_postgres else _sizes(args.postgres_sizes):
         try:
-            with postgres(1_000_000) as url:
-                results.append({"engine": "postgres", **end_to_end(url, "events", 1_000_000)})
+            with postgres(n) as url:
+                results.append({"engine": "postgres", **end_to_end(url, "events", n)})
         except Exception as e:
-            results.append({"engine": "postgres", "rows": 1_000_000, "error": str(e)})
-    if not args.skip_spark:
-        path = str(parquet(1_000_000))
-        results.append({"engine": "spark local[2]", **end_to_end("spark://local[2]", path, 1_000_000)})
-    print(f"{'engine':<15} {'rows':>12} {'seconds':>8} {'host MB':>8} {'kernel MB':>9} "
-          f"{'bytes moved':>12} {'extract rows':>12}  found")  # fmt: skip
+            results.append({"engine": "postgres", "rows": n, "error": str(e)})
+    for n in [] if args.skip_spark else _sizes(args.spark_sizes):
+        results.append({"engine": "spark local[2]", **end_to_end("spark://local[2]", str(parquet(n)), n)})
+    print(f"{'engine':<15} {'rows':>11} {'run s':>6} {'engine s':>8} {'fixed s':>7} {'rest s':>6} "
+          f"{'connect s':>9} {'queries':>7} {'host MB':>7} {'kernel MB':>9} {'bytes moved':>11} "
+          f"{'extract':>7}  found")  # fmt: skip
     for r in results:
         if "error" in r:
-            print(f"{r['engine']:<15} {r['rows']:>12,}  error: {r['error']}")
+            print(f"{r['engine']:<15} {r['rows']:>11,}  error: {r['error']}")
             continue
+        engine, fixed = r.get("engine_s"), r.get("fixed_s")
+        rest = r["elapsed_s"] - engine - fixed if engine is not None and fixed is not None else None
         print(
-            f"{r['engine']:<15} {r['rows']:>12,} {r['elapsed_s']:>8.1f} {r['host_peak_mb']:>8} "
-            f"{r['kernel_peak_mb']:>9} {r['bytes_moved']:>12,} {r['extract_rows']:>12,}  {r['found']}"
+            f"{r['engine']:<15} {r['rows']:>11,} {r['elapsed_s']:>6.1f} {_s(engine):>8} {_s(fixed):>7} "
+            f"{_s(rest):>6} {_s(r['connect_s']):>9} {len(r['queries']):>7} {r['host_peak_mb']:>7} "
+            f"{r['kernel_peak_mb']:>9} {r['bytes_moved']:>11,} {r['extract_rows']:>7,}  {r['found']}"
         )
+        if args.queries:
+            for what, sent, own, rows in r["queries"]:
+                print(f"{'':<15} {what:<34} sent {sent:>7.3f}s  engine {_s(own, 3):>7}s  {rows:>9,} rows")
     print(json.dumps({"scale": results}))
     return 0
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(s) for s in text.split(",") if s]
+
+
+def _s(seconds: float | None, places: int = 1) -> str:
+    return "-" if seconds is None else f"{seconds:.{places}f}"
 
 
 if __name__ == "__main__":

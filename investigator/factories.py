@@ -66,7 +66,7 @@ def make_planner(settings: Settings, hooks: Hooks | None = None, llm: LLMChoice 
 
 
 def make_kernel(
-    settings: Settings, folder: Path, data_path: str, spawned: subprocess.Popen[bytes] | None = None
+    settings: Settings, folder: Path, data_path: str | None, spawned: subprocess.Popen[bytes] | None = None
 ) -> Kernel:
     """The agent reaches the kernel only through an MCP client session (stdio to a child server,
     `spawned` ahead of time when given), whatever the backend; `inprocess` skips all of that and is
@@ -80,7 +80,8 @@ def make_kernel(
 
     backend = sandbox_backend(settings)
     assert backend in ("local", "docker"), backend  # inprocess returned above; auto is resolved
-    return McpKernel(backend=backend, workdir=workdir, data_files=[data_path], process=spawned)
+    files = [data_path] if data_path else []  # none: a local kernel reads the extract where it lies
+    return McpKernel(backend=backend, workdir=workdir, data_files=files, process=spawned)
 
 
 def sandbox_backend(settings: Settings) -> Literal["local", "docker", "inprocess"]:

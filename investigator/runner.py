@@ -96,21 +96,25 @@ def investigate(
             shutil.rmtree(folder, ignore_errors=True)
             raise
     where = str(data or request.data or definition.data or demo_path())
-    if is_url(where):  # the kernel mounts the extract, which exists once the engine has answered
+    url = is_url(where)
+    if url and settings.sandbox == "docker":  # the kernel mounts the extract: once the engine answered
         with _disk(folder, run_id):
             state = new_run(request, where, settings, settings.planner, run_id, definition)
         checker = cause_checker(state, settings).start()
         kernel = started_kernel(settings, folder, state.data_path, reuse_kernel)
         return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
-    path = Path(where)
+    # a file, or a local kernel that will read the extract where the engine's answer is written:
+    # the kernel starts while the data is checked (and the engine aggregates)
     spawned = spawn_early(settings, folder)  # its kernel warms while this process imports the SDK
     if settings.sandbox != "inprocess":  # the MCP SDK first, alone: the server is reached sooner than
         import investigator.kernels.mcp  # noqa: F401  # when this import shares the GIL with validation
+    mounted = None if url else str(Path(where).resolve())
     with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(started_kernel, settings, folder, str(path.resolve()), reuse_kernel, spawned)
+        starting = pool.submit(started_kernel, settings, folder, mounted, reuse_kernel, spawned)
         try:
             with _disk(folder, run_id):
-                state = new_run(request, path, settings, settings.planner, run_id, definition)
+                data_arg = where if url else Path(where)
+                state = new_run(request, data_arg, settings, settings.planner, run_id, definition)
         except BaseException:
             discard(starting, folder)
             raise

@@ -51,17 +51,19 @@ def spawn_early(settings: Settings, folder: Path) -> subprocess.Popen[bytes] | N
 def started_kernel(
     settings: Settings,
     folder: Path,
-    data_path: str,
+    data_path: str | None,
     reuse: bool = False,
     spawned: subprocess.Popen[bytes] | None = None,
 ) -> Kernel:
     """A kernel ready in the run's workspace: one kept from an earlier run in this process, or
     handed over by the warm helper (`investigator.warm`), when there is one; else a new one (on the
-    server `spawned` for this run, if any: unused, it is stopped)."""
+    server `spawned` for this run, if any: unused, it is stopped). Without `data_path` (a local
+    kernel started before the warehouse's extract is written) the kernel reads the run's data where
+    it lies, as a local kernel does."""
     if settings.sandbox != "inprocess":
         from investigator.kernels.pool import POOL
 
-        pooled = POOL.take(sandbox_backend(settings), folder / "workspace", [data_path])
+        pooled = POOL.take(sandbox_backend(settings), folder / "workspace", [data_path] if data_path else [])
         if pooled is not None:
             if spawned is not None:
                 from investigator.kernels.spawn import stop_server

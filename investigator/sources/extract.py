@@ -38,6 +38,7 @@ from investigator.analysis.queries import (
 )
 from investigator.analysis.spec import AnalysisSpec
 from investigator.errors import DataError
+from investigator.sources.fetch import arrow
 
 EXTRACT_FILE = "extract.parquet"
 MAX_EXTRACT_ROWS = 2_000_000  # dates x segment combinations; beyond this the "aggregate" is the data
@@ -71,7 +72,8 @@ def write_extract(table: Any, spec: AnalysisSpec, path: Path, max_rows: int = MA
     frame = main.to_pandas()
     # distinct rows only in the periods the duplicate check will look at (as it does on a file):
     # a distinct over every column is the costliest query there is
-    suspects = duplicate_suspects(daily_totals(table, spec), spec)
+    # the periods' row counts are the groups' counts summed: no second pass over the rows
+    suspects = duplicate_suspects(daily_totals(ibis.memtable(main), spec), spec)
     if suspects:
         d = t.filter(in_periods(t, spec, suspects)).distinct()
         dup = _fetch(
@@ -118,7 +120,7 @@ def write_extract(table: Any, spec: AnalysisSpec, path: Path, max_rows: int = MA
 
 
 def _fetch(expr: Any, max_rows: int, spec: AnalysisSpec) -> pa.Table:
-    got = expr.limit(max_rows + 1).to_pyarrow()
+    got = arrow(expr, limit=max_rows + 1)
     if got.num_rows > max_rows:
         dims = ", ".join(spec.dimensions) or "none"
         raise DataError(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from investigator.analysis.queries import leaves, row_count
 from investigator.analysis.spec import Window
 
@@ -28,10 +30,7 @@ def identifier_dimensions(table: Any, time_column: str, dims: list[str], window:
         return {}
     t = leaves(table)
     inside = t[time_column].between(window.start, window.end)
-    aggs: dict[str, Any] = {"__all": row_count(t)}
-    for i, d in enumerate(dims):
-        aggs[f"n{i}"] = t[d].nunique()
-    row = t.aggregate(**aggs).to_pandas().iloc[0]
+    row = _value_counts(t, dims)
     candidates = [(i, d) for i, d in enumerate(dims) if int(row[f"n{i}"] or 0) >= MIN_VALUES]
     if not candidates:
         return {}
@@ -48,6 +47,21 @@ def identifier_dimensions(table: Any, time_column: str, dims: list[str], window:
         if n > MAX_VALUES or n >= SHARE_OF_ROWS * rows or sparse:
             out[d] = n
     return out
+
+
+def _value_counts(t: Any, dims: list[str]) -> Any:
+    """The rows (`__all`) and each dimension's number of distinct values (`n<i>`), in one query.
+    PostgreSQL sorts the rows for each COUNT(DISTINCT), one column after another (spilling to disk
+    past `work_mem`): there each count is of a SELECT DISTINCT, which it hashes, in parallel."""
+    if t._find_backend(use_default=True).name != "postgres":
+        aggs: dict[str, Any] = {"__all": row_count(t)}
+        aggs.update({f"n{i}": t[d].nunique() for i, d in enumerate(dims)})
+        return t.aggregate(**aggs).to_pandas().iloc[0]
+    query = t.aggregate(__all=row_count(t))
+    for i, d in enumerate(dims):
+        values = t.select(v=t[d]).distinct()
+        query = query.cross_join(values.aggregate(**{f"n{i}": values.v.count()}))
+    return query.to_pandas().iloc[0]
 
 
 def identifier_note(found: dict[str, int]) -> str:
@@ -69,20 +83,28 @@ def window_labels(
     if not dims:
         return {}
     t = leaves(table)
-    values: list[Any] = []
-    for w in (baseline, current):
-        part = t.filter(t[time_column].between(w.start, w.end))
-        aggs: dict[str, Any] = {}
-        for i, d in enumerate(dims):
-            aggs[f"n{i}"] = part[d].nunique()
-            aggs[f"v{i}"] = part[d].cast("string").min()
-        values.append(part.aggregate(**aggs).to_pandas().iloc[0])
-    base, cur = values
+    day = t[time_column]
+    in_base, in_current = day.between(baseline.start, baseline.end), day.between(current.start, current.end)
+    part = t.filter(in_base | in_current).mutate(__current=in_current)  # one pass for both windows
+    aggs: dict[str, Any] = {}
+    for i, d in enumerate(dims):  # one value, and no other, where the lowest is the highest: no
+        text = part[d].cast("string")  # distinct count (a sort, or Spark's row per column) needed
+        aggs[f"v{i}"], aggs[f"w{i}"] = text.min(), text.max()
+    got = part.group_by("__current").aggregate(**aggs).to_pandas().set_index("__current")
+    if len(got) < 2:  # a window without rows: nothing is a label of both
+        return {}
+    base, cur = got.loc[False], got.loc[True]
     out = {}
     for i, d in enumerate(dims):
-        if base[f"n{i}"] == 1 and cur[f"n{i}"] == 1 and base[f"v{i}"] != cur[f"v{i}"]:
+        if _one(base, i) and _one(cur, i) and base[f"v{i}"] != cur[f"v{i}"]:
             out[d] = (str(base[f"v{i}"]), str(cur[f"v{i}"]))
     return out
+
+
+def _one(row: Any, i: int) -> bool:
+    """Whether a window's values of dimension `i` are one value (nulls aside)."""
+    low, high = row[f"v{i}"], row[f"w{i}"]
+    return not pd.isna(low) and low == high
 
 
 def label_note(found: dict[str, tuple[str, str]]) -> str:

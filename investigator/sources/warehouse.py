@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from investigator.analysis.queries import as_dates
 from investigator.errors import DataError, UserError
-from investigator.sources import readonly
+from investigator.sources import querylog, readonly
 from investigator.sources.urls import expand, redact, scheme, scrub
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ _SPARK_SETTINGS = {
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.showConsoleProgress": "false",
     "spark.log.level": "ERROR",  # Spark 3.5+: setLogLevel at start-up
+    "spark.sql.execution.arrow.pyspark.enabled": "true",  # answers reach Python as Arrow, not pickles
 }
 _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
 
@@ -78,7 +80,7 @@ class WarehouseSource:
         if refused is not None:
             raise UserError(refused)
         try:
-            con = self._con = self._con or connect(url)
+            con = self._con = self._con or _connected(url)
             table = self._source(con)
             if time_column in table.columns and not table[time_column].type().is_date():
                 table = table.mutate(**{time_column: as_dates(table, time_column)})
@@ -164,6 +166,14 @@ def _missing_database(first: str, url: str) -> str | None:
         path = readonly.database_path(url)
         return None if path is not None and path.exists() else "no database file"
     return f"database {found['name']} does not exist" if found["name"] else None
+
+
+def _connected(url: str) -> Any:
+    """A logged connection (`querylog`): how long connecting took, and every query after."""
+    started = time.perf_counter()
+    con = connect(url)
+    querylog.note("connect", time.perf_counter() - started)
+    return querylog.logged(con)
 
 
 def connect(url: str) -> Any:

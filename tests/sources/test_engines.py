@@ -106,3 +106,25 @@ def test_the_run_keeps_no_password_and_resumes_from_its_extract(
     monkeypatch.delenv("SHOP_DB_URL")  # resume needs no credentials: the extract is in the run
     again = resume(report.run_id, load_settings(sandbox="inprocess", runs_dir=tmp_path / "runs"))
     assert same(findings(reference), findings(again)) == []
+
+
+def test_identifiers_and_labels_are_judged_in_postgres_as_on_the_file(
+    planted: dict[str, tuple[Path, Report]], postgres: Postgres, tmp_path: Path
+) -> None:
+    """PostgreSQL counts distinct values its own way (hashed, one SELECT DISTINCT per column) and
+    reads both windows' labels in one query: the same dimensions are left out, with the same notes."""
+    frame = pd.read_parquet(planted["segment"][0])
+    day = pd.to_datetime(frame["date"])
+    last = day.max()
+    frame["order_id"] = [f"o{i}" for i in range(len(frame))]  # an identifier: one row each
+    frame["season"] = "dry"  # a label of the periods: one value in the window, another before
+    frame.loc[day > last - pd.Timedelta(days=7), "season"] = "wet"
+    path = tmp_path / "ids.parquet"
+    frame.to_parquet(path)
+    reference = run("revenue", str(path), tmp_path / "file")
+    load_postgres(postgres, "sales_ids", frame)
+    got = run("revenue", postgres.url(), tmp_path / "runs", table="sales_ids")
+    ref_spec, got_spec = (load(tmp_path / d / r.run_id).spec for d, r in (("file", reference), ("runs", got)))
+    assert "order_id" not in ref_spec.dimensions and "season" not in ref_spec.dimensions
+    assert got_spec.dimensions == ref_spec.dimensions and got_spec.notes == ref_spec.notes
+    assert_same(reference, got)
