@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -198,11 +199,16 @@ def main_command(
     home: Annotated[
         Path | None, typer.Option(help="The project's memory folder (default ./.investigator).")
     ] = None,
+    verbose: Annotated[
+        bool, typer.Option(help="Print the libraries' INFO logs too (each HTTP request to the model).")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
     """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
+    if verbose:
+        library_logs(logging.INFO)
     ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet, "home": home}
     if ctx.invoked_subcommand is not None:
         return
