@@ -53,7 +53,7 @@ def library_logs(level: int | None = None) -> None:
         logging.getLogger(name).setLevel(level)
 
 
-CHATTY = ("httpx", "httpcore", "openai", "instructor")
+CHATTY = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "instructor")  # openai uses httpx2
 
 
 def log_level() -> int:
