@@ -8,6 +8,9 @@ is an `InvestigatorError` (exit code 1). Messages say what to do next.
     ├── KernelError          the execution kernel could not start or keeps dying
     ├── StorageError         the run's files could not be written (disk full, file too large)
     └── PlannerError         the planner failed in a way the loop cannot recover from
+                             (`llm.errors.LLMUnavailable`, the model endpoint lost: exit 4)
+
+`exit_code` is the CLI's exit code for the error.
 """
 
 from __future__ import annotations

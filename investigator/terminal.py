@@ -6,6 +6,7 @@ finished run's summary). Every rich print, table cell, panel and status line goe
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 from rich.text import Text
@@ -34,11 +35,29 @@ class _Stderr(logging.Handler):
             self.handleError(record)
 
 
-def library_logs() -> None:
-    """Libraries' warnings and errors on stderr, one line each, nothing below: the root logger gets
+def library_logs(level: int | None = None) -> None:
+    """Libraries' warnings and errors on stderr, one line each, nothing below (`level`, else
+    `INVESTIGATOR_LOG_LEVEL`, lowers it: `--verbose` is INFO): the root logger gets
     its handler before any library configures it. (`wordllama`, the recall model, calls
     `logging.basicConfig(level=INFO)` at import: that printed a line per HTTP request to the model,
-    and through the warm helper a `--- Logging error ---` traceback, its stream being the warm-up's.)"""
+    and through the warm helper a `--- Logging error ---` traceback, its stream being the warm-up's;
+    `memory.embed` now puts the root logger back after that import.)"""
+    level = log_level() if level is None else level
     root = logging.getLogger()
-    if not any(isinstance(h, _Stderr) for h in root.handlers):
-        root.addHandler(_Stderr(logging.WARNING))
+    ours = next((h for h in root.handlers if isinstance(h, _Stderr)), None)
+    if ours is None:
+        root.addHandler(_Stderr(level))
+    else:
+        ours.setLevel(level)
+    for name in CHATTY:  # their INFO lines (one per request) only when asked for
+        logging.getLogger(name).setLevel(level)
+
+
+CHATTY = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "instructor")  # openai uses httpx2
+
+
+def log_level() -> int:
+    """`INVESTIGATOR_LOG_LEVEL` (`DEBUG`, `INFO`, ...; default `WARNING`): what libraries may print."""
+    name = os.environ.get("INVESTIGATOR_LOG_LEVEL", "WARNING").strip().upper()
+    level = logging.getLevelName(name)
+    return level if isinstance(level, int) else logging.WARNING

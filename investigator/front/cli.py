@@ -1,13 +1,15 @@
 """`investigate`: the command line.
 
 Exit codes: 0 concluded, 3 cut short (a partial conclusion at a limit: continue it with
-`investigate resume RUN_ID --more N`), 2 user error, 1 internal error, 130 interrupted.
+`investigate resume RUN_ID --more N`), 2 user error, 1 internal error, 4 the model endpoint was lost
+(the run is saved: `investigate resume RUN_ID`), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import errno
 import gc
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -35,6 +37,7 @@ program_started: float | None = None
 
 
 CUT_SHORT = 3
+ENDPOINT_LOST = 4  # the model endpoint was lost mid-run (`LLMUnavailable.exit_code`); the run is saved
 
 
 def _finish(report: Report, json_path: Path | None, quiet: bool, runs_dir: Path) -> None:
@@ -95,8 +98,10 @@ def _one_line(fn: Callable[[], None]) -> None:
         err.print(text("error: ", style="bold red") + text(e), highlight=False)
         raise typer.Exit(2) from None
     except InvestigatorError as e:
-        err.print(text("failed: ", style="bold red") + text(e), highlight=False)
-        raise typer.Exit(1) from None
+        lost = e.exit_code == ENDPOINT_LOST
+        head = "the model endpoint was lost: " if lost else "failed: "
+        err.print(text(head, style="bold red") + text(e), highlight=False)
+        raise typer.Exit(ENDPOINT_LOST if lost else 1) from None
     except OSError as e:  # a file of ours (--json) on a full or read-only disk
         if e.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES):
             raise
@@ -198,11 +203,16 @@ def main_command(
     home: Annotated[
         Path | None, typer.Option(help="The project's memory folder (default ./.investigator).")
     ] = None,
+    verbose: Annotated[
+        bool, typer.Option(help="Print the libraries' INFO logs too (each HTTP request to the model).")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
     """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
+    if verbose:
+        library_logs(logging.INFO)
     ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet, "home": home}
     if ctx.invoked_subcommand is not None:
         return

@@ -4,7 +4,8 @@ UserError (exit 2)
 ├── LLMAuthError         the endpoint refused the key, or the account has no quota/billing
 └── LLMUnreachable       no endpoint has answered at the configured URL in this run
 PlannerError (exit 1)
-├── LLMUnavailable       the endpoint kept failing (connection, timeouts, 5xx, 429) past the backoff
+├── LLMUnavailable       the endpoint was lost: it kept failing (connection refused, timeouts, 5xx,
+│                        429) past the backoff; exit 4, the run is saved to resume
 ├── LLMRequestRejected   the endpoint refused the request itself (unknown model, bad parameter)
 ├── PromptTooLarge       a prompt broke the context budget; refused before sending
 ├── ModelStalled         the stream sent no token for `stall_timeout_s`; not retried (the planner falls back)
@@ -37,7 +38,10 @@ class LLMUnreachable(UserError):
 
 
 class LLMUnavailable(PlannerError):
-    """Transient failures outlasted the backoff; the run is saved and can be resumed."""
+    """Transient failures outlasted the backoff; the run is saved and can be resumed. Its own
+    outcome (exit 4), not an internal error: nothing is wrong with the run, only with the endpoint."""
+
+    exit_code = 4
 
 
 class LLMRequestRejected(PlannerError):

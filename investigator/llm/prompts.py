@@ -75,8 +75,8 @@ COMPRESS = """\
 Write the finding for one step of the investigation: two or three sentences with the key numbers — \
 what was tested and what it implies. Then list the hypothesis status changes the output settles \
 (CONFIRMED, RULED_OUT or INVESTIGATING, by id), and only those. The library summary below is \
-computed from the structured result and is usually right: correct it only where the output \
-says otherwise.
+computed from the structured result: it stays the record, with its numbers and statuses, and your \
+summary follows it as commentary. Add what it does not say; do not restate or contradict it.
 
 {record}"""
 

@@ -2,19 +2,22 @@
 
 They mirror `Decision`, `Compressed` and the reflection, minus what only the loop may set (whether a
 cause is verified, re-ranking outside reflection). Each call builds its model with the run's
-hypothesis ids baked into a validator, so an unknown id, code that does not compile or a missing
-field comes back to the model as a validation error it can fix.
+hypothesis ids baked into a validator, so an unknown id, code that does not compile or cannot be an
+analysis (a bare literal, a lone comment: it would use up a step) or a missing field comes back to
+the model as a validation error it can fix.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_validator, model_validator
 
-from investigator.run.compress import Compressed, Update
+from investigator.run.compress import Compressed, Update, summarise
 from investigator.run.decision import CauseKind, Confidence, Decision, DecisionType, RootCause
-from investigator.run.hypotheses import Status
+from investigator.run.hypotheses import HypothesisKind, Status
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,6 +60,11 @@ class NextStep(BaseModel):
                 compile(code, "<step>", "exec")
             except SyntaxError as e:
                 raise ValueError(f"code does not compile: {e.msg} (line {e.lineno})") from None
+            if inert(code):
+                raise ValueError(
+                    "the code does nothing: it calls no function and reads no name from the workspace "
+                    f"({' '.join(code.split())[:60]!r}); write code that analyses the data"
+                )
         return code
 
     @model_validator(mode="after")
@@ -91,6 +99,18 @@ class NextStep(BaseModel):
         )
 
 
+def inert(code: str) -> bool:
+    """Code that compiles but cannot be an analysis: no call, and no name it reads that it did not
+    bind itself (`.369847,`, a lone comment, `x = 1`). Anything that calls or reads the workspace
+    (`df`, `emit(...)`) may be one."""
+    nodes = list(ast.walk(ast.parse(code)))
+    if any(isinstance(n, ast.Call) for n in nodes):
+        return False
+    names = [n for n in nodes if isinstance(n, ast.Name)]
+    bound = {n.id for n in names if not isinstance(n.ctx, ast.Load)}
+    return all(n.id in bound for n in names if isinstance(n.ctx, ast.Load))
+
+
 class HypothesisUpdate(BaseModel):
     hypothesis_id: str
     status: Literal["INVESTIGATING", "CONFIRMED", "RULED_OUT"]
@@ -114,16 +134,35 @@ class StepFinding(BaseModel):
             raise ValueError(f"unknown hypothesis ids {unknown}; use one of {', '.join(sorted(self._ids))}")
         return self
 
-    def to_compressed(self, structured: Compressed) -> Compressed:
-        """The model's summary; the library's updates first, the model's after them (so it can
-        overrule them); the library's structured evidence kept as the record."""
+    def to_compressed(self, structured: Compressed, kinds: dict[str, HypothesisKind]) -> Compressed:
+        """The library's typed result is the record: its summary, numbers and statuses stand, and the
+        model's words follow as commentary, without a trailing JSON fragment. Its updates are added
+        only for hypotheses the library's result did not settle (`kinds`: id -> kind). A step with
+        no typed result has only the model's reading, and it is the finding."""
+        settled = {u.hypothesis_id for u in structured.updates} | {
+            hid for hid, kind in kinds.items() if any(u.kind == kind for u in structured.updates)
+        }
         ours = [
             Update(hypothesis_id=u.hypothesis_id, status=Status(u.status), evidence=u.evidence)
             for u in self.updates
+            if u.hypothesis_id not in settled
         ]
-        return structured.model_copy(
-            update={"summary": self.summary, "updates": [*structured.updates, *ours]}
-        )
+        words = prose(self.summary)
+        if typed(structured):
+            summary = f"{structured.summary} (Model's reading: {words})" if words else structured.summary
+        else:
+            summary = words or structured.summary
+        return structured.model_copy(update={"summary": summary, "updates": [*structured.updates, *ours]})
+
+
+def typed(structured: Compressed) -> bool:
+    """Whether the library summarised a typed result (a movement, the quality checks, ...)."""
+    return any(summarise(r) is not None for r in structured.results)
+
+
+def prose(text: str) -> str:
+    """The model's words up to any JSON it ran into (`..., {"updates": [`)."""
+    return re.split(r"[{\[]\s*\"", text, maxsplit=1)[0].strip().rstrip(",:;").strip()
 
 
 class Reflection(BaseModel):

@@ -3,8 +3,11 @@ and an LRU cache in front of any of them."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -44,13 +47,29 @@ class WordLlamaEmbedder:
     def model(cls) -> Any:
         with cls._lock:  # one load per process, however many threads ask
             if cls._model is None:
-                import wordllama
-                from wordllama import WordLlama
+                with _root_logger_kept():
+                    import wordllama
+                    from wordllama import WordLlama
 
                 cls._model = WordLlama.load(
                     cache_dir=Path(wordllama.__file__).parent, disable_download=True, dim=DIM
                 )
         return cls._model
+
+
+@contextmanager
+def _root_logger_kept() -> Iterator[None]:
+    """`wordllama` calls `logging.basicConfig(level=INFO)` at import: a library must not configure
+    the process's root logger (every HTTP request to the model printed a line), so its handlers and
+    level are put back as they were."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for h in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(h)
+        root.setLevel(level)
 
 
 class OpenAIEmbedder:

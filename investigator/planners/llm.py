@@ -124,7 +124,8 @@ class LLMPlanner:
                 answer = self.client.ask(build("compress", record, budget), bound(StepFinding, ids))
             except SKIPPED as e:
                 notes.append(f"library summary used ({_plain(e)})")
-        out = answer.to_compressed(structured) if answer is not None else structured
+        kinds = {h.id: h.kind for h in self._hypotheses}
+        out = answer.to_compressed(structured, kinds) if answer is not None else structured
         if notes:
             out = out.model_copy(update={"summary": f"{FALLBACK}: {'; '.join(notes)}] {out.summary}"})
         return out

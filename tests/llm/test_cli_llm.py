@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from investigator.testing.fake_openai import FakeOpenAI, fault, malformed
@@ -144,12 +145,82 @@ def test_an_endpoint_that_dies_mid_run_stops_it_in_seconds_with_its_id(tmp_path:
             "--runs-dir",
             str(tmp_path / "runs"),
         ]
+        started = time.monotonic()
         r = cli([*args, "--sandbox", "local", "--model", "m"], env, timeout=90)
+        took = time.monotonic() - started
     finally:
         server.kill()
         server.communicate()  # waits for it and closes its pipe
     (run,) = (tmp_path / "runs").iterdir()
-    assert r.returncode == 1, r.stderr
-    assert "refuses connections" in r.stderr and f"`investigate resume {run.name}`" in r.stderr
+    assert r.returncode == 4, r.stderr  # its own outcome, not an internal error (exit 1)
+    assert took < 45, took  # the whole run, start-up included; not minutes of backoff
+    assert "the model endpoint was lost" in r.stderr and "refuses connections" in r.stderr
+    assert f"`investigate resume {run.name}`" in r.stderr
     assert "RUN_ID" not in r.stderr + r.stdout and "Traceback" not in r.stderr
     assert (run / "state.json").is_file()
+
+
+def test_an_llm_run_with_memories_and_re_asks_prints_no_library_log_lines(tmp_path: Path) -> None:
+    """The recall model's import configured the root logger at INFO: each request printed an
+    `INFO:httpx` line and each failed re-ask an `ERROR:instructor` dump over the status line."""
+    data, _ = write_synth(tmp_path, "segment_change", seed=8, segment={"country": "FR"}, factor=0.5)
+    home = {"INVESTIGATOR_HOME": str(tmp_path / "home"), "INVESTIGATOR_WARM": "0"}
+    first = cli(
+        ["--data", str(data), "--metric", "revenue", "--runs-dir", str(tmp_path / "old"), "--quiet"], home
+    )
+    assert first.returncode == 0, first.stderr  # memories to recall: the recall model is imported
+    with FakeOpenAI(default=lambda seen: malformed()) as server:
+        r = cli(
+            ["--data", str(data), "--metric", "revenue", "--planner", "llm", "--model", "m",
+             "--runs-dir", str(tmp_path / "runs"), "--max-iterations", "2", "--sandbox", "local"],
+            {**home, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-x",
+             "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "1"},
+        )  # fmt: skip
+        asked = len(server.requests)
+    assert r.returncode in (0, 3), r.stderr
+    assert asked >= 4  # every call was re-asked once
+    out = r.stderr + r.stdout
+    for line in ("INFO:httpx", "HTTP Request", "ERROR:instructor", "INFO:", "DEBUG:"):
+        assert line not in out, out[-3000:]
+    with FakeOpenAI(default=lambda seen: malformed()) as server:
+        loud = cli(
+            ["--verbose", "--data", str(data), "--metric", "revenue", "--planner", "llm", "--model", "m",
+             "--runs-dir", str(tmp_path / "runs"), "--max-iterations", "1", "--sandbox", "local", "--quiet"],
+            {**home, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-x",
+             "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "0"},
+        )  # fmt: skip
+    assert loud.returncode in (0, 3), loud.stderr
+    assert "HTTP Request: POST" in loud.stderr  # --verbose: one line per request, as asked
+
+
+NOTEBOOK_RUN = """
+import sys
+from investigator import investigate
+investigate(sys.argv[1], "revenue", planner="llm", sandbox="local", model="m", max_iterations=2,
+            runs_dir=sys.argv[2], home=sys.argv[3], quiet=True)
+"""
+
+
+def test_the_notebook_api_with_memories_and_re_asks_prints_no_library_log_lines(tmp_path: Path) -> None:
+    """No CLI set up logging here: the recall model's import configured the root logger at INFO,
+    and every request to the model printed an `INFO:httpx` line into the notebook."""
+    data, _ = write_synth(tmp_path, "segment_change", seed=8, segment={"country": "FR"}, factor=0.5)
+    home = {"INVESTIGATOR_HOME": str(tmp_path / "home"), "INVESTIGATOR_WARM": "0"}
+    first = cli(
+        ["--data", str(data), "--metric", "revenue", "--runs-dir", str(tmp_path / "old"), "--quiet"], home
+    )
+    assert first.returncode == 0, first.stderr  # memories to recall: the recall model is imported
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INVESTIGATOR_"))}
+    with FakeOpenAI(default=lambda seen: malformed()) as server:
+        env = {**base, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-x",
+               "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "1"}  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, "-c", NOTEBOOK_RUN, str(data), str(tmp_path / "runs"), str(tmp_path / "home")],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        asked = len(server.requests)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert asked >= 4
+    out = r.stderr + r.stdout
+    for line in ("INFO:httpx", "HTTP Request", "ERROR:instructor"):
+        assert line not in out, out[-3000:]

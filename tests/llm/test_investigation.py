@@ -63,7 +63,9 @@ def test_a_scripted_llm_finds_the_planted_cause(
     assert report.status == "concluded" and report.stats.planner == "llm"
     assert [(c.kind, c.segment, c.verified) for c in report.root_causes] == [("segment_change", JP, True)]
     assert [f.decision for f in report.findings] == ["SETUP", "ANALYZE", "ANALYZE", "DRILL_DOWN", "CONCLUDE"]
-    assert all(f.summary.startswith("LLM read: ") for f in report.findings[1:4])
+    # the library's typed result is the record, the model's words its commentary
+    assert all(f.summary.startswith("LLM read: ") is False for f in report.findings[1:4])
+    assert all("(Model's reading: LLM read: " in f.summary for f in report.findings[1:4])
     assert report.hypotheses[0].id == "H3"  # the reflection's ranking
     tokens = json.loads(report.model_dump_json())["stats"]["tokens"]  # as report.json holds them
     assert {"decide_in", "decide_out", "compress_in", "compress_out", "reflect_in", "reflect_out"} <= set(
@@ -73,6 +75,22 @@ def test_a_scripted_llm_finds_the_planted_cause(
     assert tokens["total"] == report.stats.tokens.total and tokens["context_max"] > 0
     assert '"country": "JP"' in (folder / "outputs" / "iter_002.txt").read_text()  # the code ran
     assert server.pending == []
+
+
+def test_code_that_does_nothing_is_re_asked_and_does_not_use_a_step(
+    server: FakeOpenAI, tmp_path: Path, scenario: Scenario
+) -> None:
+    """`.369847,` compiles and ran, using up an iteration: it is now a validation error the model
+    is re-asked with, inside the same step."""
+    server.default = echo_library
+    server.script(step("ANALYZE", "H1", ".369847,"), QUALITY, SEGMENTS, DRILL, conclude(JP))
+    settings = loop_settings(tmp_path, min_iterations_before_conclude=2)
+    report, folder = investigate(scenario, settings, LLMPlanner(_llm(server, reflect_every=0), settings))
+    assert report.status == "concluded"
+    assert [f.decision for f in report.findings] == ["SETUP", "ANALYZE", "ANALYZE", "DRILL_DOWN", "CONCLUDE"]
+    asks = server.calls("NextStep")
+    assert len(asks) == 5 and "the code does nothing" in asks[1].text  # the re-ask, with its reason
+    assert "369847" not in "".join(p.read_text() for p in (folder / "outputs").glob("*.txt"))
 
 
 def test_an_unverifiable_conclusion_is_refused_and_the_failure_becomes_a_finding(

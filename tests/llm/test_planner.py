@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from investigator.analysis.quality import QualityReport
+from investigator.analysis.seasonality import Seasonality
 from investigator.config import Settings
 from investigator.llm import LLMSettings
 from investigator.llm.prompts import DECIDE, system_prompt
@@ -19,6 +20,7 @@ from investigator.run.compress import Compressed, Update
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Status
+from investigator.run.rules import apply_updates
 from investigator.run.tokens import Usage
 from investigator.runs import new_run
 from investigator.testing import FakeOpenAI, answer, malformed
@@ -99,24 +101,35 @@ def test_invalid_output_falls_back_to_the_offline_step_and_the_finding_says_so(
     assert compressed.summary.startswith(FALLBACK) and compressed.summary.endswith("No data-quality issue.")
 
 
-def test_compress_rewrites_the_summary_and_adds_its_updates_after_the_library_ones(
+def test_compress_keeps_the_library_record_and_adds_the_model_words_as_commentary(
     server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
 ) -> None:
     finding = {
         "summary": "Quality is fine: no duplicates.",
-        "updates": [{"hypothesis_id": "H1", "status": "RULED_OUT", "evidence": "no issue"}],
+        "updates": [
+            {"hypothesis_id": "H1", "status": "CONFIRMED", "evidence": "a duplicate"},
+            {"hypothesis_id": "H3", "status": "INVESTIGATING", "evidence": "segments next"},
+        ],
     }
     server.script(answer(STEP), answer(finding, to="StepFinding"))
     planner = LLMPlanner(llm_settings(), settings)
-    decision = planner.decide(context())
+    ctx = context()
+    decision = planner.decide(ctx)
+    assert next(h.kind for h in ctx.hypotheses if h.id == "H1") == "data_quality"
     library = Compressed(
         summary="Checked duplicates: no issue found.",
         updates=[Update(kind="data_quality", status=Status.RULED_OUT, evidence="lib")],
         results=[QualityReport(metric="revenue", numerator_change=-1.0, issues=[])],
     )
     out = planner.compress(decision, ExecResult(ok=True, stdout="QualityReport(issues=[])"), library)
-    assert out.summary == finding["summary"] and out.results == library.results
-    assert [u.kind or u.hypothesis_id for u in out.updates] == ["data_quality", "H1"]
+    commentary = "(Model's reading: Quality is fine: no duplicates.)"
+    assert out.summary == f"Checked duplicates: no issue found. {commentary}"
+    assert out.results == library.results
+    # the library settled H1 (data_quality): the model's contrary status is not applied
+    assert [(u.kind or u.hypothesis_id, u.status) for u in out.updates] == [
+        ("data_quality", Status.RULED_OUT),
+        ("H3", Status.INVESTIGATING),
+    ]
     record = server.calls("StepFinding")[0].text
     assert "QualityReport(issues=[])" in record and "Checked duplicates: no issue found." in record
     assert "| H1 | PENDING |" in record
@@ -126,6 +139,47 @@ def test_compress_rewrites_the_summary_and_adds_its_updates_after_the_library_on
         "compress_in",
         "compress_out",
     }
+
+
+def test_a_summary_that_contradicts_the_library_does_not_overrule_it(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    """Seasonality was NOT_TESTABLE; the model said it was seasonal, and its words replaced the
+    library's summary (ending in a JSON fragment) and its status the library's."""
+    ctx = context()
+    seasonal = next(h.id for h in ctx.hypotheses if h.kind == "seasonality")
+    finding = {
+        "summary": 'The movement is seasonal. {"updates": [{"hypothesis_id": "' + seasonal + '"',
+        "updates": [{"hypothesis_id": seasonal, "status": "CONFIRMED", "evidence": "seasonal"}],
+    }
+    server.script(answer(STEP), answer(finding, to="StepFinding"))
+    planner = LLMPlanner(llm_settings(), settings)
+    decision = planner.decide(ctx)
+    why = "the history does not reach the comparable period a year back"
+    result = Seasonality(
+        metric="revenue", change_pct=-0.2, comparisons=[], best_lag_days=None, best_change_pct=None,
+        seasonal=False, available=False, reason=why,
+    )  # fmt: skip
+    library = Compressed(
+        summary=f"Seasonality cannot be tested: {why}.",
+        updates=[Update(kind="seasonality", status=Status.NOT_TESTABLE, evidence=f"not testable: {why}")],
+        results=[result],
+    )
+    out = planner.compress(decision, ExecResult(ok=True), library)
+    assert out.summary.startswith(f"Seasonality cannot be tested: {why}.")
+    assert out.summary.endswith("(Model's reading: The movement is seasonal.)")  # no JSON fragment
+    hyps = apply_updates(ctx.hypotheses, out.updates)
+    assert next(h.status for h in hyps if h.id == seasonal) == Status.NOT_TESTABLE
+
+
+def test_a_step_without_a_typed_result_takes_the_model_reading_as_its_finding(
+    server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer(STEP), answer({"summary": "Revenue fell 12% in JP.", "updates": []}))
+    planner = LLMPlanner(llm_settings(), settings)
+    decision = planner.decide(context())
+    library = Compressed(summary="Test it. Output: country JP -0.12")
+    assert planner.compress(decision, ExecResult(ok=True), library).summary == "Revenue fell 12% in JP."
 
 
 def test_compress_falls_back_to_the_library_summary(
@@ -195,3 +249,22 @@ def test_an_oversized_context_is_refused_without_sending(
     decision = LLMPlanner(llm_settings(), settings).decide(huge)
     assert server.requests == []
     assert decision.rationale.startswith(FALLBACK) and "over context_budget_tokens" in decision.rationale
+
+
+@pytest.mark.parametrize("code", [".369847,", "# look at the data", "42", "'JP'", "x = 1", "import pandas"])
+def test_code_that_cannot_be_an_analysis_is_re_asked_with_a_reason(
+    code: str, server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer({**STEP, "code": code}), answer(STEP))
+    decision = LLMPlanner(llm_settings(), settings).decide(context())
+    assert decision.code == STEP["code"] and decision.reasks == 1
+    assert "the code does nothing: it calls no function and reads no name" in server.requests[1].text
+
+
+@pytest.mark.parametrize("code", ["daily", "cube['country']", "emit(explain_segments(cube, spec))"])
+def test_code_that_reads_the_workspace_or_calls_is_taken_at_once(
+    code: str, server: FakeOpenAI, llm_settings: LLM, settings: Settings, context: Callable[..., Context]
+) -> None:
+    server.script(answer({**STEP, "code": code}))
+    decision = LLMPlanner(llm_settings(), settings).decide(context())
+    assert decision.code == code and decision.reasks == 0

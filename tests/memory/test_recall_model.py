@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from investigator.config import Settings
@@ -27,3 +28,21 @@ def test_with_memories_the_model_loads_in_the_background(msettings: Settings) ->
     for thread in _loading():
         thread.join(timeout=60)
     assert WordLlamaEmbedder._model is not None  # loaded, without recall asking for it
+
+
+def test_loading_the_recall_model_leaves_the_root_logger_as_it_was() -> None:
+    """`wordllama` calls `logging.basicConfig(level=INFO)` at import: in a process whose root logger
+    had no handler (a notebook, the MCP server) every HTTP request to the model then printed a line."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging\n"
+        "from investigator.memory.embed import WordLlamaEmbedder\n"
+        "WordLlamaEmbedder.model()\n"
+        "root = logging.getLogger()\n"
+        "print(len(root.handlers), root.level)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", str(logging.WARNING)]
