@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from investigator.config import load_settings
+from investigator.front.flags import ask
 from investigator.request import build_request
 from investigator.runner import investigate
 from tests.conftest import cli, write_synth
@@ -63,11 +64,9 @@ def test_a_segment_filter_answers_on_its_rows_in_the_kernel_and_the_host(data: P
 
 
 def test_the_drop_is_absent_when_filtering_another_segment(data: Path, tmp_path: Path) -> None:
-    out = tmp_path / "us.json"
-    r = cli("--data", str(data), "--metric", "revenue", "--filter", "country=US",
-            "--runs-dir", str(tmp_path / "runs"), "--json", str(out))  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    report = json.loads(out.read_text())
+    """The same flags as above through the command line's wiring (`flags.ask`), in this process."""
+    asked = ask(metric="revenue", data=str(data), filter="country=US", runs_dir=tmp_path / "runs", flag="--")
+    report = investigate(asked.request, asked.settings, llm=asked.llm).model_dump(mode="json")
     us = pd.read_parquet(data).query("country == 'US'")
     assert report["movement"]["current"] == pytest.approx(window_sum(us, CURRENT))
     assert report["movement"]["significant"] is False

@@ -2,7 +2,8 @@
 
 Real public data of these shapes used to end "explained by a data problem (missing_data)" because
 every month looked like 29 missing days; these runs must measure the movement in whole periods and
-find a data problem only where one was planted.
+find a data problem only where one was planted. The planted missing month and the refusal go through
+the real command; the other runs take the same flags through its wiring (`flags.ask`) in this process.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any
 import pytest
 
 from investigator.config import MetricDefinition
+from investigator.front.flags import ask
 from investigator.request import Request
 from investigator.run.kernel_code import setup_code
+from investigator.runner import investigate
 from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate_shaped
 
@@ -38,6 +41,19 @@ def run(tmp_path: Path, path: Path, *args: str) -> dict[str, Any]:
     assert r.returncode == 0, r.stderr
     report: dict[str, Any] = json.loads(out.read_text())
     return report
+
+
+def run_in_process(tmp_path: Path, path: Path, *args: str) -> dict[str, Any]:
+    """`run`'s flags through the command line's own wiring (`flags.ask`) and the runner in this
+    process: what is checked here is how the flags and the data's grain are read, not the process."""
+    flags = dict(zip(args[::2], args[1::2], strict=True))
+    assert all(k.startswith("--") for k in flags), args
+    kwargs = {k[2:].replace("-", "_"): v for k, v in flags.items()}
+    asked = ask(metric="value", data=str(path), runs_dir=tmp_path / "runs", sandbox="inprocess", flag="--",
+                **kwargs)  # fmt: skip
+    report = investigate(asked.request, asked.settings, llm=asked.llm)
+    out: dict[str, Any] = report.model_dump(mode="json")
+    return out
 
 
 def no_data_problem(report: dict[str, Any]) -> None:
@@ -70,7 +86,7 @@ CLEAN = {
 def test_nothing_wrong_is_no_data_problem(case: str, tmp_path: Path) -> None:
     shape, args, window, baseline = CLEAN[case]
     path, _ = shaped(tmp_path, shape, seed=21, null_share=0.05)
-    report = run(tmp_path, path, *args)
+    report = run_in_process(tmp_path, path, *args)
     assert report["window"] == window
     assert {k: report["baseline"][k] for k in ("start", "end")} == baseline
     no_data_problem(report)
@@ -98,7 +114,7 @@ def test_a_planted_missing_month_is_found(tmp_path: Path) -> None:
 
 def test_a_relabelled_category_is_reported_with_both_names(tmp_path: Path) -> None:
     path, _ = shaped(tmp_path, "monthly", seed=23, plant="relabel")
-    report = run(tmp_path, path, "--window", "1mo")
+    report = run_in_process(tmp_path, path, "--window", "1mo")
     text = json.dumps(report["findings"])
     assert "relabelled" in text and "industry=retail stops after 2024-02" in text
     assert "industry=retail trade starts in 2024-03" in text
