@@ -148,10 +148,15 @@ def _segment(f: Found, dims: Sequence[str], labels: list[np.ndarray], codes: np.
     Several names can cover the same leaves (cdn=5 when all of cdn 5's traffic is p2p=0 also
     reads cdn=5 & p2p=0), and which one the search reached depends on its path. The longest says
     the most about the leaves that moved and never names others, so it is the one reported (the
-    closed pattern of the leaves). In a full cube it is the searched combination itself.
+    closed pattern of the leaves). In a full cube it is the searched combination itself. A value
+    every leaf of the data has (a filtered run's country=DE) says nothing and is left out.
     """
     inside = codes[f.mask]
-    shared = [j for j in range(codes.shape[1]) if j in f.cuboid or (inside[:, j] == inside[0, j]).all()]
+    everywhere = (codes == codes[0]).all(axis=0)
+    shared = [
+        j for j in range(codes.shape[1])
+        if j in f.cuboid or ((inside[:, j] == inside[0, j]).all() and not everywhere[j])
+    ]  # fmt: skip
     return {dims[j]: str(labels[j][inside[0, j]]) for j in shared}
 
 
