@@ -74,7 +74,13 @@ def parse(line: str) -> tuple[str | None, dict[str, Any]]:
     except (typer.TyperException, ValueError) as e:
         message = e.format_message() if hasattr(e, "format_message") else str(e)
         raise UsageError(f"{message}; see %investigate --help") from None
-    params = {k: v for k, v in ctx.params.items() if k != "version"}  # --version exits above
+    params = {k: v for k, v in ctx.params.items() if k not in ("version", "verbose")}  # --version exits above
+    if ctx.params.get("verbose"):
+        import logging
+
+        from investigator.terminal import library_logs
+
+        library_logs(logging.INFO)
     rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
     if rest:
         if rest[0] == "resume" and len(rest) == 2:

@@ -214,12 +214,17 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
         data: Annotated[str | None, Field(description="File, connection URL or env:VAR")] = None,
         table: Annotated[str | None, Field(description="With a URL: the table")] = None,
         sql: Annotated[str | None, Field(description="With a URL: a read-only query")] = None,
-        window: Annotated[str, Field(description="Nd, Nw, Nmo, Nq or Ny (whole periods)")] = "7d",
+        window: Annotated[
+            str, Field(description="Nd, Nw, Nmo, Nq or Ny (whole periods), or a range of days A..B")
+        ] = "7d",
         end: Annotated[str | None, Field(description="Last day of the window (YYYY-MM-DD)")] = None,
         time_column: Annotated[
             str | None, Field(description="The date column (default: the metric's, else 'date')")
         ] = None,
-        baseline: Literal["previous", "wow", "mom", "qoq", "yoy"] = "previous",
+        baseline: Annotated[
+            str,
+            Field(description="previous, wow, mom, qoq, yoy, avgN (mean of the N windows before) or A..B"),
+        ] = "previous",
         dimensions: Annotated[list[str] | None, Field(description="Columns to localize")] = None,
         filter: Annotated[
             str | None, Field(description="Only these rows: region=EU, or a boolean SQL expression")

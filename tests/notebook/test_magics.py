@@ -54,6 +54,6 @@ def test_bad_lines_print_what_to_do(shell: Any, capsys: pytest.CaptureFixture[st
     assert shell.run_line_magic("investigate", "--window 7d") is None
     assert "metric is required" in capsys.readouterr().err
     assert shell.run_line_magic("investigate", "--metric revenue --baseline month") is None
-    assert "baseline 'month' is not one of" in capsys.readouterr().err
+    assert "baseline 'month' is not understood" in capsys.readouterr().err
     assert shell.run_line_magic("investigate", "--help") is None
     assert "--max-iterations" in capsys.readouterr().out
