@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sandbox.http import http_app, is_loopback, serving_token
+from sandbox.http import http_app, serve, serving_token
 
 TOKEN_ENV = "INVESTIGATOR_SANDBOX_TOKEN"
 
@@ -150,8 +150,6 @@ def _idle_timeout(args: argparse.Namespace) -> float | None:
 
 
 def serve_http(mcp: Any, args: argparse.Namespace, registry: Any) -> None:
-    import uvicorn
-
     token = serving_token(TOKEN_ENV)
     app = http_app(
         mcp,
@@ -163,16 +161,7 @@ def serve_http(mcp: Any, args: argparse.Namespace, registry: Any) -> None:
         on_session_end=registry.close_owned_by,
         idle_timeout_s=registry.policy.idle_timeout_s,
     )
-    if not is_loopback(args.host):
-        names = ", ".join(args.allow_host) or "none: only loopback names are answered; add --allow-host NAME"
-        print(
-            f"warning: binding {args.host} beyond loopback: anyone who can reach port {args.port} and holds "
-            f"the token gets kernels; Host names answered besides loopback: {names}",
-            file=sys.stderr,
-            flush=True,
-        )
-    print(f"serving MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    serve(app, args.host, args.port, args.allow_host, "gets kernels")
 
 
 if __name__ == "__main__":

@@ -119,3 +119,20 @@ def serving_token(env_var: str) -> str:
     if not os.environ.get(env_var):
         print(f"bearer token: {token}", file=sys.stderr, flush=True)
     return token
+
+
+def serve(app: Any, host: str, port: int, allow_hosts: list[str], grants: str) -> None:
+    """Run `app` under uvicorn, first warning on stderr when `host` is beyond loopback: anyone who
+    reaches the port with the token `grants` what the server serves (kernels, runs)."""
+    import uvicorn
+
+    if not is_loopback(host):
+        names = ", ".join(allow_hosts) or "none: only loopback names are answered; add --allow-host NAME"
+        print(
+            f"warning: binding {host} beyond loopback: anyone who can reach port {port} and holds the token "
+            f"{grants}; Host names answered besides loopback: {names}",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(f"serving MCP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

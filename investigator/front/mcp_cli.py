@@ -90,20 +90,8 @@ def mcp_command(
 
 
 def _serve_http(mcp: object, host: str, port: int, allow_hosts: list[str], origins: list[str]) -> None:
-    import sys
 
-    import uvicorn
-
-    from sandbox.http import http_app, is_loopback, serving_token
+    from sandbox.http import http_app, serve, serving_token
 
     app = http_app(mcp, host, port, serving_token(TOKEN_ENV), origins, allow_hosts)
-    if not is_loopback(host):
-        names = ", ".join(allow_hosts) or "none: only loopback names are answered; add --allow-host NAME"
-        print(
-            f"warning: binding {host} beyond loopback: anyone who can reach port {port} and holds the token "
-            f"can read the runs and start investigations; Host names answered besides loopback: {names}",
-            file=sys.stderr,
-            flush=True,
-        )
-    print(f"serving MCP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    serve(app, host, port, allow_hosts, "can read the runs and start investigations")
