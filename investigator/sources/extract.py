@@ -73,7 +73,14 @@ def write_extract(table: Any, spec: AnalysisSpec, path: Path, max_rows: int = MA
     # distinct rows only in the periods the duplicate check will look at (as it does on a file):
     # a distinct over every column is the costliest query there is
     # the periods' row counts are the groups' counts summed: no second pass over the rows
-    suspects = duplicate_suspects(daily_totals(ibis.memtable(main), spec), spec)
+    # (on a private DuckDB connection: ibis's default one is shared by every thread of the process,
+    # and DuckDB refuses a second call on a busy connection: triage runs investigations in threads)
+    private = ibis.duckdb.connect()
+    try:
+        private.con.register("extract_main", main)
+        suspects = duplicate_suspects(daily_totals(private.table("extract_main"), spec), spec)
+    finally:
+        private.disconnect()
     if suspects:
         d = t.filter(in_periods(t, spec, suspects)).distinct()
         dup = _fetch(
