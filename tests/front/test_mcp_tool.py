@@ -32,6 +32,7 @@ from investigator.front.mcp_server import Jobs, build_server
 from investigator.front.mcp_tools import Place
 from investigator.triage.digest import Digest, write_digest
 from tests.conftest import write_synth
+from tests.net import free_port
 
 TOOLS = {"describe_data", "investigate", "resume", "get_report", "list_runs", "triage", "facts_list"}
 
@@ -358,17 +359,9 @@ def test_the_server_never_runs_in_the_warm_helper() -> None:
     assert routed(["--metric", "revenue"])
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    port, token = _free_port(), "mcp-test-token-7"
+    port, token = free_port(), "mcp-test-token-7"
     proc = subprocess.Popen(
         [sys.executable, "-m", "investigator", "mcp", "--transport", "http", "--port", str(port)],
         env={**os.environ, "INVESTIGATOR_MCP_TOKEN": token}, cwd=tmp_path,

@@ -30,6 +30,7 @@ from mcp import Client, StdioServerParameters
 
 from investigator.kernels.mcp import McpKernel
 from sandbox.server import build_server
+from tests.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -101,12 +102,6 @@ def server_params(
     return StdioServerParameters(
         command=sys.executable, args=["-m", "sandbox", "--backend", backend, *args], env=env
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import pytest
 from investigator.errors import KernelError
 from investigator.kernels.mcp import McpKernel
 from sandbox.kernels.local import own_pid_namespace
+from tests.net import free_port
 
 from .conftest import child_env
 
@@ -101,15 +102,9 @@ def test_stdio_carries_nothing_but_mcp_messages(tmp_path: Path) -> None:
     proc.stderr.close()  # type: ignore[union-attr]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    port, token = _free_port(), "test-token-123"
+    port, token = free_port(), "test-token-123"
     proc = subprocess.Popen(
         [sys.executable, "-m", "sandbox", "--transport", "http", "--port", str(port)],
         env=child_env(INVESTIGATOR_SANDBOX_TOKEN=token),

@@ -8,7 +8,6 @@ import math
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -19,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+
+from tests.net import free_port
 
 CANARY = "canary-Pw-7f3a9e"  # the analyst's password: it must never be found anywhere a run writes
 
@@ -44,12 +45,6 @@ def _pg_bin() -> Path | None:
     return Path(versions[-1]).parent if versions else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     """A PostgreSQL cluster in a temp dir on a free loopback port, password auth over TCP; stopped
@@ -66,7 +61,7 @@ def postgres() -> Iterator[Postgres]:
             pytest.skip("running as root and there is no postgres user to own the test cluster")
         os.chown(root, entry.pw_uid, entry.pw_gid)
         as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", _free_port()
+    data, port = root / "data", free_port()
     pwfile = root / "pw"
     pwfile.write_text("super-secret-admin\n")
     if as_user:

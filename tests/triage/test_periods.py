@@ -19,22 +19,10 @@ from investigator.analysis.movement import movement
 from investigator.analysis.queries import daily_totals
 from investigator.front.cli import app
 from investigator.sources import open_data
-from investigator.sources.synth import generate
 from investigator.triage.config import Target
 from investigator.triage.scan import plan_source, scan_target
 
-DIMS = {"country": ["US", "GB", "DE", "FR"], "channel": ["organic", "social", "email"]}
 WEEK = (date(2026, 3, 23), date(2026, 3, 29))
-
-
-@pytest.fixture(scope="module")
-def drop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    frame, _ = generate(
-        "segment_change", seed=3, dims=DIMS, segment={"channel": "social"}, factor=0.4, days=90
-    )
-    path = tmp_path_factory.mktemp("avg") / "drop.parquet"
-    frame.to_parquet(path, index=False)
-    return path
 
 
 def mean_of_four(df: pd.DataFrame, column: str) -> float:

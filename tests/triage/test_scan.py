@@ -14,8 +14,7 @@ from investigator.sources import open_data
 from investigator.sources.synth import generate
 from investigator.triage.config import Direction, Target
 from investigator.triage.scan import ScanItem, plan_source, ranked, scan_target
-
-DIMS = {"country": ["US", "GB", "DE", "FR"], "channel": ["organic", "social", "email"]}
+from tests.triage.conftest import DIMS
 
 
 def scan(path: Path, metric: str, window: str = "7d", direction: Direction = "both") -> list[ScanItem]:
@@ -34,16 +33,6 @@ def scan(path: Path, metric: str, window: str = "7d", direction: Direction = "bo
 
 def by_segment(items: list[ScanItem]) -> dict[str, ScanItem]:
     return {next(iter(i.segment.values()), "total"): i for i in items}
-
-
-@pytest.fixture(scope="module")
-def drop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    frame, _ = generate(
-        "segment_change", seed=3, dims=DIMS, segment={"channel": "social"}, factor=0.4, days=90
-    )
-    path = tmp_path_factory.mktemp("scan") / "drop.parquet"
-    frame.to_parquet(path, index=False)
-    return path
 
 
 def test_an_injected_drop_is_flagged_in_its_segment_and_the_total(drop: Path) -> None:
