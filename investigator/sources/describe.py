@@ -14,7 +14,6 @@ from datetime import date
 
 from pydantic import BaseModel, Field
 
-from investigator.analysis.grain import BaselineKind
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.request import Span, metric_definition, parse_end, parse_metric
@@ -98,7 +97,7 @@ def describe_data(
     metric: str | None = None,
     time_column: str | None = None,
     window: str | None = None,
-    baseline: BaselineKind = "previous",
+    baseline: str = "previous",
     end: str | None = None,
 ) -> DataDescription:
     """Describe `data` (a file, a URL or `env:VAR`; default: `metric`'s configured data, else the
@@ -143,7 +142,7 @@ def describe_data(
 
 
 def _dated(
-    d: DataDescription, dates: list[date], window: str | None, baseline: BaselineKind, end: str | None
+    d: DataDescription, dates: list[date], window: str | None, baseline: str, end: str | None
 ) -> DataDescription:
     """The grain, the range and the windows a run would pick, from the data's distinct dates."""
     if not dates:
