@@ -11,7 +11,7 @@ from investigator.analysis.ratio import DimensionSplit, MixPart
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import SegmentExplanation
 from investigator.analysis.spec import AnalysisSpec, Window
-from investigator.fmt import pair, pct, seg, share, value
+from investigator.fmt import num, pair, pct, seg, share, value
 from investigator.memory.models import ApprovedFact
 from investigator.run.evidence import Evidence
 from investigator.run.late_facts import fact_of
@@ -90,6 +90,9 @@ def conclusion_text(
             return f"{head} That is a small move, and there are {few} to tell it from normal variation."
         z = move.z if move is not None else None
         against = f" (z={z:+.1f} against recent earlier windows)" if z is not None else ""
+        offset = "" if relabel_note(evidence) else offset_note(evidence)
+        if offset:
+            return f"{head} That is within normal variation{against}, but {offset}"
         return (
             f"{head} That is within normal variation{against}: there is no root cause to find."
             + relabel_note(evidence)
@@ -165,6 +168,29 @@ def relabel_note(evidence: Evidence) -> str:
     return "".join(
         f" Relabelled, compared as one segment: {seg(i.segment)} became {seg(i.renamed_to)}."
         for i in renamed[:3]
+    )
+
+
+OFFSET_NOTE_Z = 4.0  # a segment this far outside its own history is worth a sentence, net or no net
+OFFSET_NOTE_TIMES = 2.0  # ... when it moved at least twice the total's net change: others offset it
+
+
+def offset_note(evidence: Evidence) -> str:
+    """A total that held while one segment moved far outside its own history, offset by the rest
+    (the end of a sentence; empty when there is none):
+    the verdict stays "within normal variation" (the total did not move), but a person reading it
+    should not have to find the segment in the table to learn that one region fell 20%."""
+    segments = evidence.segments
+    if segments is None or not segments.movers:
+        return ""
+    m = max(segments.movers, key=lambda s: abs(s.z))
+    if abs(m.z) < OFFSET_NOTE_Z or abs(m.change) < OFFSET_NOTE_TIMES * abs(segments.total_change):
+        return ""
+    rest = segments.total_change - m.change
+    way = "fell" if m.change < 0 else "rose"
+    return (
+        f"inside it {seg(m.segment)} {way} {num(abs(m.change))} ({pct(m.change_pct)}), far outside its own "
+        f"history (z={m.z:+.1f}), while the rest moved {'+' if rest > 0 else ''}{num(rest)} and offset it."
     )
 
 

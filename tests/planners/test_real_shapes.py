@@ -188,6 +188,22 @@ def test_values_of_one_dimension_offsetting_each_other_are_no_change(tmp_path: P
     assert report.segments[0].segment == {"cls": "economy"}
 
 
+def test_a_flat_total_says_which_segment_fell_far_outside_its_history_and_was_offset(tmp_path: Path) -> None:
+    """South falls 20% while north grows enough to hold the total: still no change in the total,
+    but the headline names the fall and its offset instead of "no root cause to find"."""
+    rng = np.random.default_rng(4)
+    values = {"north": noisy(rng, 3000, 96, 0.02), "south": noisy(rng, 2000, 96, 0.02)}
+    values["south"][-1] = values["south"][-2] * 0.8
+    values["north"][-1] = values["north"][-2] + values["south"][-2] * 0.2
+    report = run(tmp_path, monthly(values), "value", date(2022, 12, 31), window="1mo")
+    assert kinds(report)[0] == "no_change", report.root_causes
+    fell = values["south"][-2] - values["south"][-1]
+    assert f"but inside it region=south fell {fell:,.1f} (-20.0%), far outside its own history (z=-" in (
+        report.conclusion
+    ), report.conclusion
+    assert "and offset it." in report.conclusion and "no root cause to find" not in report.conclusion
+
+
 # --- 3. a single series -------------------------------------------------------------------------
 
 
