@@ -35,7 +35,7 @@ from investigator.request import Request, metric_definition
 from investigator.run.checks import CauseChecker, cause_checker
 from investigator.run.guard import run_lock
 from investigator.run.loop import InvestigationLoop, Ran
-from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
+from investigator.run.state import STATE_FILE, RunState, drop_unsaved, load, new_run_id, run_dir, save
 from investigator.runs import DATAFRAME_FILE, forget_kernel_state, load_run, new_run, one_name_each, same_data
 from investigator.sources.demo import demo_path
 from investigator.sources.frames import write_frame
@@ -98,8 +98,12 @@ def investigate(
     where = str(data or request.data or definition.data or demo_path())
     url = is_url(where)
     if url and settings.sandbox == "docker":  # the kernel mounts the extract: once the engine answered
-        with _disk(folder, run_id):
-            state = new_run(request, where, settings, settings.planner, run_id, definition)
+        try:
+            with _disk(folder, run_id):
+                state = new_run(request, where, settings, settings.planner, run_id, definition)
+        except BaseException:
+            drop_unsaved(folder)
+            raise
         checker = cause_checker(state, settings).start()
         kernel = started_kernel(settings, folder, state.data_path, reuse_kernel)
         return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)

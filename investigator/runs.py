@@ -22,7 +22,7 @@ from investigator.memory.models import source_key
 from investigator.request import Request, metric_definition
 from investigator.run.guard import check_unchanged, fingerprint
 from investigator.run.hypotheses import seed_hypotheses
-from investigator.run.state import STATE_FILE, RunState, load, new_run_id, run_dir, save
+from investigator.run.state import RunState, load, new_run_id, run_dir, save
 from investigator.sources import source_for
 from investigator.sources.extract import EXTRACT_FILE, write_extract
 from investigator.sources.resolve import resolve
@@ -80,15 +80,13 @@ def _source(request: Request, stored: str, definition: MetricDefinition) -> str:
 def _extract(
     request: Request, url: str, definition: MetricDefinition, folder: Path
 ) -> tuple[AnalysisSpec, str]:
-    """Validate in the engine and write the extract; on any failure leave no run folder behind."""
+    """Validate in the engine and write the extract. On a failure the caller removes the run folder
+    (`drop_unsaved`), after stopping the kernel it may be starting in it: removed here, under a
+    kernel still starting, the kernel's own error reached the user's terminal beside theirs."""
     source = source_for(url, request.table or definition.table, request.sql or definition.sql)
     try:
         spec, table = resolve(request, source, definition)
         extract = write_extract(table, spec, folder / EXTRACT_FILE)
-    except BaseException:
-        if not (folder / STATE_FILE).exists():
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
     finally:
         close = getattr(source, "close", None)
         if close is not None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from .source_tree import tree
+
 PACKAGE = Path(__file__).resolve().parents[1] / "investigator"
 MAX_LINES = 450
 LOOP_MAX_LINES = 200
@@ -26,7 +28,7 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package modules `name` imports anywhere in its body (`from pkg import mod` is `pkg.mod`)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -8,7 +8,6 @@ report's libraries are imported while the host mostly waits for the kernel.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import subprocess
 import sys
 from concurrent.futures import Future
@@ -17,7 +16,7 @@ from pathlib import Path
 from investigator.config import Settings
 from investigator.factories import make_kernel, sandbox_backend
 from investigator.protocols import Kernel
-from investigator.run.state import STATE_FILE
+from investigator.run.state import drop_unsaved
 
 
 def preload_artifact_libraries() -> None:
@@ -92,5 +91,4 @@ def discard(starting: Future[Kernel], folder: Path) -> None:
     holds nothing but that kernel's workspace (no state was ever saved)."""
     with contextlib.suppress(Exception):  # the user's error is the one worth showing
         starting.result().shutdown()
-    if not (folder / STATE_FILE).exists():
-        shutil.rmtree(folder, ignore_errors=True)
+    drop_unsaved(folder)

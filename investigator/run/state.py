@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -172,6 +173,12 @@ def run_dir(runs_dir: Path, run_id: str) -> Path:
 def save(state: RunState, folder: Path) -> None:
     """Write state.json atomically: a crash leaves the previous checkpoint, never half a file."""
     write_atomic(folder / STATE_FILE, state.model_dump_json(indent=1))
+
+
+def drop_unsaved(folder: Path) -> None:
+    """Remove a run folder that never saved a state (a refused request): it holds no run."""
+    if not (folder / STATE_FILE).exists():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def load(folder: Path) -> RunState:

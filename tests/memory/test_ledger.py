@@ -10,6 +10,7 @@ import pytest
 from investigator.memory import ledger
 from investigator.memory.models import ApprovedFact, FactProposal
 
+from ..source_tree import tree
 from .conftest import write_ledger
 
 ROOT = Path(__file__).resolve().parents[2] / "investigator"
@@ -140,8 +141,8 @@ def test_nothing_the_agent_runs_can_approve_a_fact() -> None:
     agent = [*ROOT.glob("planners/*.py"), *ROOT.glob("run/*.py"), *ROOT.glob("llm/*.py")]
     agent += [*ROOT.glob("analysis/*.py"), *ROOT.parent.glob("sandbox/**/*.py")]
     for path in agent:
-        tree = ast.parse(path.read_text())
-        names = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
-            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+        parsed = tree(path)
+        names = {n.module or "" for n in ast.walk(parsed) if isinstance(n, ast.ImportFrom)} | {
+            a.name for n in ast.walk(parsed) if isinstance(n, ast.Import) for a in n.names
         }
         assert not names & {"investigator.memory.ledger", "investigator.memory.api"}, path
