@@ -17,15 +17,15 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from investigator.memory import summaries
+from investigator.memory import summaries, vectors
 from investigator.memory.embed import Embedder
 from investigator.memory.home import DB, aside, ensure_home
+from investigator.memory.index import Index, archived, lead_matches, recall_index, state_of
 from investigator.memory.models import Lead, NewMemory, StoredMemory
 from investigator.memory.summaries import CHUNK_CHARS, CHUNK_OVERLAP, chunks
 
@@ -60,6 +60,13 @@ CREATE INDEX IF NOT EXISTS memories_metric ON memories(metric);
 CREATE INDEX IF NOT EXISTS memories_run ON memories(run_id);
 CREATE INDEX IF NOT EXISTS memories_used ON memories(access_count);  -- recall reads uses, not blobs
 """
+# what recall filters and ranks by, read from this index alone: a scan of the table itself reads
+# every row's 1 KB embedding too (the embeddings come from `vectors`)
+_RECALL_INDEX = """
+CREATE INDEX IF NOT EXISTS memories_recall ON memories(
+    model, metric, data_source, source_alias, id, created, segment, kind, direction
+);
+"""
 _COLUMNS = (
     "id, type, text, run_id, metric, kind, segment, created, last_access, access_count, summary, "
     "data_source, source_alias, direction"
@@ -93,6 +100,7 @@ class MemoryStore:
             for column in ("data_source", "source_alias", "direction"):  # a store made before these
                 if column not in have:
                     db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
+            db.executescript(_RECALL_INDEX)  # after the columns a store made before them lacks
             db.execute("SELECT count(*) FROM memories").fetchone()
 
     @contextmanager
@@ -115,12 +123,12 @@ class MemoryStore:
         is remembered once."""
         if not memories:
             return []
-        vectors = self._vectors([m.text for m in memories])
+        embedded = self._vectors([m.text for m in memories])
         when = (created or datetime.now(UTC)).timestamp()
         rows = [
             (m.type, m.text, m.run_id, m.metric, m.kind, json.dumps(m.segment, sort_keys=True), when,
              self.embedder.name, v.astype(np.float32).tobytes(), m.source, m.source_alias, m.direction)
-            for m, v in zip(memories, vectors, strict=True)
+            for m, v in zip(memories, embedded, strict=True)
         ]  # fmt: skip
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
@@ -131,6 +139,7 @@ class MemoryStore:
                     f"({','.join('?' * len(runs))})",
                     runs,
                 )
+            before = state_of(db)
             ids = [
                 int(
                     db.execute(
@@ -142,7 +151,11 @@ class MemoryStore:
                 )
                 for row in rows
             ]
+            after = state_of(db)
             db.execute("COMMIT")
+        vectors.extend(
+            self.path, self.embedder.name, (before, after), np.array(ids, dtype=np.int64), embedded
+        )
         return ids
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
@@ -208,15 +221,15 @@ class MemoryStore:
         the same segment, kind and direction) ranks before every other, the first lead's first.
         With `latest_only`, of memories about the same segment only the most recent is kept."""
         with self._connect() as db:
-            live = self._index(db, metric, source, alias)
+            live = recall_index(db, self.path, self.embedder.name, metric, source, alias)
             used = dict(db.execute("SELECT id, access_count FROM memories WHERE access_count > 0").fetchall())
-            kept, kept_uses = _archived(db, self.embedder.name, leads or [], metric, source, alias)
+            kept, kept_uses = archived(db, self.embedder.name, leads or [], metric, source, alias)
         if not len(live.ids) and not len(kept.ids):
             return []
         query = self.embedder.embed([text])[0]
         parts = [x for x in (live, kept) if len(x.ids)]
         similarity = np.concatenate([x.matrix @ query for x in parts])
-        index = _Index(
+        index = Index(
             state=live.state, ids=np.concatenate([x.ids for x in parts]), matrix=live.matrix,
             created=np.concatenate([x.created for x in parts]),
             segments=[s for x in parts for s in x.segments], kinds=[s for x in parts for s in x.kinds],
@@ -227,7 +240,7 @@ class MemoryStore:
         age = (t - index.created) / 86400
         uses = np.array([used.get(int(i), 0) for i in index.ids], dtype=float) if used else 0.0
         score = similarity * 0.5 ** (np.maximum(age, 0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * np.log1p(uses))
-        matched = _matched(index, leads or [])
+        matched = lead_matches(index, leads or [])
         score = np.where((similarity >= min_similarity) | (matched > 0), score, -np.inf)
         if dimensions is not None:
             dims = set(dimensions)
@@ -264,43 +277,6 @@ class MemoryStore:
             found = db.execute(sql, list(scores) * 2).fetchall()
         out = [_memory(r).model_copy(update={"score": round(scores[r[0]], 4)}) for r in found]
         return sorted(out, key=lambda m: place[m.id])
-
-    def _index(
-        self, db: sqlite3.Connection, metric: str | None, source: str | None = None, alias: str | None = None
-    ) -> _Index:
-        """The embeddings of this metric's (and source's) memories, read once per process while
-        nothing was added or removed (a recall runs in milliseconds among 10,000 memories)."""
-        state = db.execute("SELECT count(*), max(id), min(id) FROM memories").fetchone()
-        key = (str(self.path.resolve()), self.embedder.name, metric, source, alias)
-        cached = _INDEXES.get(key)
-        if cached is not None and cached.state == state:
-            return cached
-        where, args = "model = ?", list[str | None]([self.embedder.name])
-        if metric is not None:
-            where += " AND (metric = ? OR metric IS NULL)"
-            args.append(metric)
-        if source is not None:
-            where += " AND (data_source = ? OR source_alias = ?)"
-            args += [source, alias]
-        rows = db.execute(
-            f"SELECT id, embedding, created, segment, kind, direction FROM memories WHERE {where}", args
-        ).fetchall()
-        matrix = (
-            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-            if rows
-            else np.zeros((0, 0), dtype=np.float32)  # nothing remembered yet for this metric
-        )
-        index = _Index(
-            state=state,
-            ids=np.array([r[0] for r in rows], dtype=np.int64),
-            matrix=matrix,
-            created=np.array([r[2] for r in rows], dtype=float),
-            segments=[str(r[3]) for r in rows],
-            kinds=[r[4] for r in rows],
-            directions=[r[5] for r in rows],
-        )
-        _INDEXES[key] = index
-        return index
 
     # compaction ----------------------------------------------------------------------------------
     def compact(self, older_than_days: float = 30, now: datetime | None = None) -> tuple[int, int]:
@@ -364,60 +340,6 @@ class MemoryStore:
                 )
             db.execute("COMMIT")
         return len(pieces)
-
-
-@dataclass(frozen=True)
-class _Index:
-    state: tuple[int, int | None, int | None]  # count, max id, min id: any add or removal changes it
-    ids: np.ndarray
-    matrix: np.ndarray
-    created: np.ndarray
-    segments: list[str]
-    kinds: list[str | None]
-    directions: list[str | None]
-
-
-def _archived(
-    db: sqlite3.Connection,
-    model: str,
-    leads: list[Lead],
-    metric: str | None,
-    source: str | None,
-    alias: str | None,
-) -> tuple[_Index, dict[int, int]]:
-    """Compacted memories about the leads' segments (of this metric and source), and their uses:
-    what recognises "the same drop" once its memory is inside a summary."""
-    rows = summaries.about(db, model, leads, metric, source, alias)
-    matrix = (
-        np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        if rows
-        else np.zeros((0, 0), dtype=np.float32)
-    )
-    index = _Index(
-        state=(0, None, None), ids=np.array([r[0] for r in rows], dtype=np.int64), matrix=matrix,
-        created=np.array([r[2] for r in rows], dtype=float), segments=[str(r[3]) for r in rows],
-        kinds=[r[4] for r in rows], directions=[r[5] for r in rows],
-    )  # fmt: skip
-    return index, {int(r[0]): int(r[6]) for r in rows if r[6]}
-
-
-def _matched(index: _Index, leads: list[Lead]) -> np.ndarray:
-    """Per memory, how early a lead it matches (the first lead scores highest), else 0: only
-    memories about a lead's segment are looked at, so this costs little among 10,000."""
-    out = np.zeros(len(index.ids))
-    if not leads:
-        return out
-    wanted: dict[str, list[tuple[int, Lead]]] = {}
-    for n, lead in enumerate(leads):
-        wanted.setdefault(json.dumps(lead.segment, sort_keys=True), []).append((len(leads) - n, lead))
-    for i, segment in enumerate(index.segments):
-        for weight, lead in wanted.get(segment, ()):
-            if lead.matches(index.kinds[i], lead.segment, index.directions[i]):
-                out[i] = max(out[i], weight)
-    return out
-
-
-_INDEXES: dict[tuple[str, str, str | None, str | None, str | None], _Index] = {}
 
 
 def _memory(r: tuple[object, ...]) -> StoredMemory:
