@@ -327,7 +327,7 @@ class LLMClient:
     def _detail(self, e: openai.APIStatusError) -> str:
         """The server's own words, one line, the key scrubbed."""
         body = e.body if isinstance(e.body, dict) else {}
-        return self._scrub(_first_line(str(body.get("message") or e.message)))
+        return self._scrub(server_words(str(body.get("message") or e.message)))
 
     def _scrub(self, text: str) -> str:
         if self._key:
@@ -390,6 +390,25 @@ def _describe(e: BaseException) -> str:
             for err in e.errors()[:3]
         )
     return f"{type(e).__name__}: {_first_line(e)}"
+
+
+_VALIDATION = re.compile(r"""'loc': \(([^)]*)\), 'msg': (?:"([^"]*)"|'([^']*)')""")
+
+
+def server_words(message: str) -> str:
+    """A server's error message on one line. A pydantic validation error (llama-cpp-python's
+    server answers `json_schema` with one, as HTTP 500) is its messages with where they point,
+    `body.response_format.type: Input should be 'text' or 'json_object'`, not its first line
+    ("1 validation error:"); a traceback the server appends is left out."""
+    found = _VALIDATION.findall(message)
+    if found:
+        parts = []
+        for loc, double, single in found:
+            where = ".".join(p.strip(" '\"") for p in loc.split(",") if p.strip(" '\""))
+            parts.append(f"{where}: {double or single}" if where else double or single)
+        return "; ".join(parts)
+    head = re.split(r"\n\s*(?:File \"|Traceback)", message)[0]
+    return " ".join(head.split()) or message.strip()
 
 
 def _first_line(e: object) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_validator, model_validator
 
@@ -187,10 +187,55 @@ class Reflection(BaseModel):
 
 
 def bound(model: type[M], ids: list[str], must_conclude: bool = False) -> type[M]:
-    """A subclass of `model` that checks ids against this run's hypotheses.
+    """A subclass of `model` that checks ids against this run's hypotheses, and whose JSON schema
+    names them: a server that enforces the schema (a grammar on llama.cpp, `json_schema` on vLLM
+    and OpenAI) then cannot let a small model write an id that is not one (`'798357.26'`, seen
+    from SmolLM2), nor a step other than CONCLUDE when the run must conclude.
 
     Validation state lives in the class, not in instructor's `context=` (which would also run the
     prompt through Jinja templating, and our prompts contain code).
     """
     attrs = {"_ids": frozenset(ids), "_must_conclude": must_conclude, "__doc__": model.__doc__}
-    return cast(type[M], type(model.__name__, (model,), attrs))
+    return cast(type[M], type(model.__name__, (_Narrowed, model), attrs))
+
+
+class _Narrowed:
+    """The schema of a `bound` model: hypothesis ids as an enum of this run's, and `type` fixed to
+    CONCLUDE when the run must conclude."""
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = super().model_json_schema(*args, **kwargs)  # type: ignore[misc]
+        private = getattr(cls, "__private_attributes__", {})  # pydantic keeps the class's defaults here
+        ids = private["_ids"].get_default() if "_ids" in private else frozenset()
+        must = private["_must_conclude"].get_default() if "_must_conclude" in private else False
+        return narrowed(schema, sorted(ids), bool(must))
+
+
+def narrowed(schema: dict[str, Any], ids: list[str], must_conclude: bool) -> dict[str, Any]:
+    """`schema` with every `hypothesis_id` (and `reranked` item) limited to `ids`, and `type`
+    (the step's) to CONCLUDE when `must_conclude`; unchanged where `ids` is empty."""
+
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: visit(v) for k, v in node.items()}
+        props = out.get("properties")
+        if isinstance(props, dict):
+            if ids and "hypothesis_id" in props:
+                field = props["hypothesis_id"]
+                nullable = any(x.get("type") == "null" for x in field.get("anyOf", []))
+                one = {"type": "string", "enum": ids}
+                props["hypothesis_id"] = {k: v for k, v in field.items() if k not in ("type", "anyOf")} | (
+                    {"anyOf": [one, {"type": "null"}]} if nullable else one
+                )
+            if ids and isinstance(props.get("reranked"), dict):
+                props["reranked"] = props["reranked"] | {"items": {"type": "string", "enum": ids}}
+            if must_conclude and "type" in props and "$ref" in props["type"]:
+                described = {k: v for k, v in props["type"].items() if k != "$ref"}
+                props["type"] = described | {"type": "string", "enum": [DecisionType.CONCLUDE.value]}
+        return out
+
+    return cast(dict[str, Any], visit(schema))

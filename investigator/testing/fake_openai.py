@@ -49,6 +49,14 @@ __all__ = [
 ]
 
 LLAMA_CPP_REFUSAL = "Input should be 'text' or 'json_object'"
+# the whole message llama-cpp-python 0.3.36's server sends with its HTTP 500 (a pydantic error and
+# a piece of traceback): the first line alone says nothing about the mode
+LLAMA_CPP_REFUSAL_BODY = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    f"'msg': \"{LLAMA_CPP_REFUSAL}\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"/srv/llama_cpp/server/app.py\", "
+    "line 376, in create_chat_completion\n    POST /v1/chat/completions"
+)
 CHARS_PER_TOKEN = 4
 
 
@@ -191,9 +199,8 @@ class FakeOpenAI:
             self.requests.append(seen)
             fmt = seen.body.get("response_format") or {}
             if self.llama_cpp and fmt.get("type") not in (None, "text", "json_object"):
-                refusal = Reply(
-                    status=500, error={"code": 500, "message": LLAMA_CPP_REFUSAL, "type": "server_error"}
-                )
+                error = {"message": LLAMA_CPP_REFUSAL_BODY, "type": "internal_server_error", "param": None}
+                refusal = Reply(status=500, error=error)
                 return refusal, {"error": refusal.error}
             reply = next((r for r in self._script if r.to in (None, seen.name)), None)
             if reply is not None:

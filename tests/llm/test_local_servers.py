@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from unittest.mock import ANY
 
 import pytest
 
@@ -87,6 +88,31 @@ def test_servers_that_enforce_json_schema_keep_it() -> None:
         assert (
             seen.body["response_format"]["json_schema"]["name"] == "NextStep" and client.mode == "json_schema"
         )
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "json_object_schema", "tools"])
+def test_the_schema_sent_names_this_runs_hypotheses(mode: str) -> None:
+    """An enforced schema is the only thing a small model cannot break: the ids it may write are
+    this run's, and a run that must conclude can only answer CONCLUDE."""
+    conclude = {"type": "CONCLUDE", "rationale": "done", "conclusion": "c", "confidence": "high"}
+    with FakeOpenAI(llama_cpp=mode == "json_object_schema") as server:
+        server.script(answer(GOOD), answer(conclude))
+        client = client_for(settings_for(server, mode=mode))
+        client.ask(PROMPT, bound(NextStep, ["H1", "H3"]))
+        client.ask(PROMPT, bound(NextStep, ["H1", "H3"], must_conclude=True))
+        sent = []
+        for r in server.requests:
+            fmt = r.body.get("response_format") or {}
+            tools = r.body.get("tools") or [{}]
+            sent.append(
+                fmt.get("json_schema", {}).get("schema")
+                or fmt.get("schema")
+                or tools[0]["function"]["parameters"]
+            )
+        ids = sent[0]["properties"]["hypothesis_id"]["anyOf"][0]
+        assert ids == {"type": "string", "enum": ["H1", "H3"]}
+        assert sent[0]["properties"]["type"] == {"$ref": "#/$defs/DecisionType", "description": ANY}
+        assert sent[1]["properties"]["type"]["enum"] == ["CONCLUDE"]
 
 
 def test_a_server_without_response_format_gets_tool_calls() -> None:
