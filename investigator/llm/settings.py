@@ -63,6 +63,12 @@ class LLMSettings(YamlSettings):
         2, ge=0, description="Re-asks with the validation error fed back before the offline fallback."
     )
     reflect_every: int = Field(5, ge=0, description="Self-assessment every N iterations; 0 turns it off.")
+    give_up_after: int = Field(
+        2,
+        ge=0,
+        description="After this many steps in a row the model could not decide (invalid, cut off, "
+        "stalled), the rest of the run is planned offline without asking it; 0 never gives up.",
+    )
     rate_limit_backoff_s: list[float] = Field(
         [2.0, 10.0, 60.0, 300.0, 1800.0],
         min_length=1,

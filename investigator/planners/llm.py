@@ -61,6 +61,8 @@ class LLMPlanner:
         self._left: int | None = None  # tokens the run's budget allowed at the last decision
         self._spent_at_decide = 0
         self._taken = Usage()  # the client's meter when the loop last took the usage
+        self._failed_in_row = 0  # steps in a row the model could not decide
+        self._on_note = on_note or (lambda _: None)
 
     def take_usage(self) -> Usage:
         now = self.client.usage
@@ -77,6 +79,8 @@ class LLMPlanner:
         if self._left is not None and self._left <= 0:
             used = f"the token budget ({self.settings.max_tokens_per_run}) is used"
             return self._fall_back(context, used, model_failed=False)
+        if self._given_up():
+            return self._fall_back(context, self._gave_up_why())
         reflection, note = None, ""
         if self._reflect_now(context):
             try:
@@ -94,8 +98,14 @@ class LLMPlanner:
             decision = step.to_decision().model_copy(
                 update={"answered_by": "model", "reasks": self.client.reasks}
             )
+            self._failed_in_row = 0
         except SKIPPED as e:
             decision = self._fall_back(context, str(e))
+            self._failed_in_row += 1
+            if self._given_up():
+                self._on_note(
+                    f"the model could not decide {self._failed_in_row} steps in a row: {self._gave_up_why()}"
+                )
         if decision.type == DecisionType.CONCLUDE and not decision.proposed_facts:
             # the data problems it concluded, proposed for a person to review (never approved here)
             decision = decision.model_copy(
@@ -114,6 +124,8 @@ class LLMPlanner:
         answer: StepFinding | None = None
         if self._over_budget():
             notes.append("library summary used (the token budget is used)")
+        elif self._given_up():
+            notes.append("library summary used (the model is no longer asked)")
         else:
             budget = self.settings.context_budget_tokens
             record = step_record(
@@ -129,6 +141,19 @@ class LLMPlanner:
         if notes:
             out = out.model_copy(update={"summary": f"{FALLBACK}: {'; '.join(notes)}] {out.summary}"})
         return out
+
+    def _given_up(self) -> bool:
+        """A model that could not decide `give_up_after` steps in a row is not asked again in this
+        run: on a small local model each such step costs a minute or more, and the next one fails
+        alike. The run goes on offline; every step it planned counts as fallen back."""
+        n = self.llm.give_up_after
+        return bool(n) and self._failed_in_row >= n
+
+    def _gave_up_why(self) -> str:
+        return (
+            f"the rest of this run is planned offline without asking the model (give_up_after: "
+            f"{self.llm.give_up_after} steps in a row it could not decide)"
+        )
 
     def _reflect_now(self, context: Context) -> bool:
         n = self.llm.reflect_every

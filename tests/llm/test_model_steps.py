@@ -72,3 +72,38 @@ def test_the_warning_is_for_a_model_that_mostly_fell_back() -> None:
     assert ModelSteps(decided=5, reasked=2, fell_back=2).warning() is None
     assert ModelSteps(decided=3, fell_back=3).warning() is None
     assert "try a larger model" in (ModelSteps(decided=1, fell_back=6).warning() or "")
+
+
+def test_a_model_that_failed_two_steps_in_a_row_is_not_asked_again(
+    tmp_path: Path, scenario: tuple[Path, dict[str, Any]]
+) -> None:
+    """On a small local model each failed step costs a minute: after `give_up_after` in a row the
+    run goes on offline, says so once, and counts every such step as fallen back."""
+    notes: list[str] = []
+    with FakeOpenAI(llama_cpp=True, default=rambles) as server:
+        llm = LLMSettings(base_url=server.url, reflect_every=0, give_up_after=2, **FAST)  # type: ignore[arg-type]
+        settings = loop_settings(tmp_path)
+        report, _ = investigate(scenario, settings, LLMPlanner(llm, settings, on_note=notes.append))
+        decides = [r for r in server.requests if r.name == "NextStep"]
+        summaries = [r for r in server.requests if r.name == "StepFinding"]
+    model = report.stats.model
+    assert model is not None and model.steps >= 4  # the run went on past the two the model failed
+    assert len(decides) == 1 + 2  # the mode probe llama.cpp refuses, then one cut-off answer a step
+    assert (model.decided, model.fell_back) == (0, model.steps)
+    assert len(summaries) <= 2  # nor for the later steps' summaries
+    assert any("planned offline without asking the model" in f.summary for f in report.findings)
+    assert [n for n in notes if "could not decide 2 steps in a row" in n] == [notes[-1]]
+
+
+def test_a_model_that_fails_now_and_then_is_still_asked(
+    tmp_path: Path, scenario: tuple[Path, dict[str, Any]]
+) -> None:
+    with FakeOpenAI(llama_cpp=True, default=rambles) as server:
+        server.script(QUALITY, malformed(to="NextStep"), SEGMENTS)  # fails one, then decides
+        llm = LLMSettings(
+            base_url=server.url, max_validation_retries=0, reflect_every=0, give_up_after=2, **FAST
+        )  # type: ignore[arg-type]
+        settings = loop_settings(tmp_path)
+        report, _ = investigate(scenario, settings, LLMPlanner(llm, settings, on_note=lambda line: None))
+    model = report.stats.model
+    assert model is not None and model.decided == 2
