@@ -41,13 +41,7 @@ def recall_index(
         cached = _CACHE.get(key)
         if cached is not None and cached.state == state:
             return cached
-        where, args = "model = ?", list[str | None]([model])
-        if metric is not None:
-            where += " AND (metric = ? OR metric IS NULL)"
-            args.append(metric)
-        if source is not None:
-            where += " AND (data_source = ? OR source_alias = ?)"
-            args += [source, alias]
+        where, args = summaries.scope(model, metric, source, alias)
         with collector_paused():
             rows = db.execute(
                 f"SELECT id, created, segment, kind, direction FROM memories WHERE {where} ORDER BY id", args

@@ -178,6 +178,21 @@ def apply_forget(db: sqlite3.Connection, plan: ForgetPlan, vectors: Iterator[np.
     return int(n)
 
 
+def scope(
+    model: str, metric: str | None, source: str | None, alias: str | None
+) -> tuple[str, list[str | None]]:
+    """The WHERE clause (and its arguments) of what one recall may see: this embedding model's
+    memories of `metric` (and the general ones) and of `source` (or one named `alias`), when given."""
+    where, args = "model = ?", list[str | None]([model])
+    if metric is not None:
+        where += " AND (metric = ? OR metric IS NULL)"
+        args.append(metric)
+    if source is not None:
+        where += " AND (data_source = ? OR source_alias = ?)"
+        args += [source, alias]
+    return where, args
+
+
 def about(
     db: sqlite3.Connection, model: str, leads: list[Lead], metric: str | None, source: str | None,
     alias: str | None,
@@ -187,14 +202,9 @@ def about(
     segments = sorted({json.dumps(lead.segment, sort_keys=True) for lead in leads})
     if not segments:
         return []
-    where = f"model = ? AND segment IN ({','.join('?' * len(segments))})"
-    args: list[str | None] = [model, *segments]
-    if metric is not None:
-        where += " AND (metric = ? OR metric IS NULL)"
-        args.append(metric)
-    if source is not None:
-        where += " AND (data_source = ? OR source_alias = ?)"
-        args += [source, alias]
+    where, args = scope(model, metric, source, alias)
+    where += f" AND segment IN ({','.join('?' * len(segments))})"
+    args += segments
     sql = (
         f"SELECT id, embedding, created, segment, kind, direction, access_count FROM summarised WHERE {where}"
     )
