@@ -134,6 +134,8 @@ def test_an_endpoint_that_dies_mid_run_stops_it_in_seconds_with_its_id(tmp_path:
             "OPENAI_BASE_URL": url,
             "OPENAI_API_KEY": "sk-x",
             "INVESTIGATOR_LLM_MAX_VALIDATION_RETRIES": "0",
+            # asked every step: a model given up on after two failures may never meet its dead server
+            "INVESTIGATOR_LLM_GIVE_UP_AFTER": "0",
         }
         args = [
             "--data",
