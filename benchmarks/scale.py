@@ -1,6 +1,6 @@
 """Data where it lives, at scale: `investigate` end to end against engines, only aggregates moving.
 
-    python benchmarks/scale.py                      # DuckDB and Spark 1M and 10M rows, Postgres 1M
+    python benchmarks/scale.py                      # DuckDB and Spark 1M and 10M rows, Postgres, SQLite 1M
     python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark --queries
     python benchmarks/scale.py --with-100m          # adds DuckDB at 100M rows (minutes, ~3 GB disk)
 
@@ -234,6 +234,31 @@ def duckdb_file(rows: int) -> Path:
     return path
 
 
+def sqlite_file(rows: int) -> Path:
+    """The events in a SQLite file (dates as ISO text, as SQLite keeps them), an index on the date."""
+    import sqlite3
+
+    import pyarrow.parquet as pq
+
+    path = CACHE / f"events_{rows}.sqlite"
+    if not path.exists():
+        partial = path.with_suffix(".partial")
+        partial.unlink(missing_ok=True)
+        con = sqlite3.connect(partial)
+        cols = ", ".join(f"{d} TEXT" for d in DIMS)
+        con.execute(f"CREATE TABLE events (date DATE, {cols}, revenue REAL, orders INTEGER)")
+        for batch in pq.ParquetFile(parquet(rows)).iter_batches(200_000):
+            values = [c.to_pylist() for c in batch.columns]
+            values[0] = [d.isoformat() for d in values[0]]
+            marks = ",".join("?" * len(values))
+            con.executemany(f"INSERT INTO events VALUES ({marks})", zip(*values, strict=True))
+        con.execute("CREATE INDEX events_date ON events(date)")
+        con.commit()
+        con.close()
+        partial.replace(path)
+    return path
+
+
 @contextlib.contextmanager
 def postgres(rows: int) -> Iterator[str]:
     """A throwaway cluster holding the events table; its URL (stopped and removed afterwards)."""
@@ -309,6 +334,7 @@ def main() -> int:
     ap.add_argument("--postgres-sizes", default="1000000", help="PostgreSQL sizes (rows)")
     ap.add_argument("--spark-sizes", default="1000000,10000000", help="Spark local[2] sizes (rows)")
     ap.add_argument("--with-100m", action="store_true", help="add DuckDB at 100M rows")
+    ap.add_argument("--sqlite-sizes", default="1000000", help="SQLite file sizes (rows)")
     ap.add_argument("--skip-postgres", action="store_true")
     ap.add_argument("--skip-spark", action="store_true")
     ap.add_argument("--queries", action="store_true", help="print every query each run sent")
@@ -317,6 +343,8 @@ def main() -> int:
     results = []
     for n in sizes:
         results.append({"engine": "duckdb", **end_to_end(f"duckdb:///{duckdb_file(n)}", "events", n)})
+    for n in _sizes(args.sqlite_sizes):
+        results.append({"engine": "sqlite", **end_to_end(f"sqlite:///{sqlite_file(n)}", "events", n)})
     for n in [] if args.skip_postgres else _sizes(args.postgres_sizes):
         try:
             with postgres(n) as url:
