@@ -100,11 +100,7 @@ def archived(
     """Compacted memories about the leads' segments (of this metric and source), and their uses:
     what recognises "the same drop" once its memory is inside a summary."""
     rows = summaries.about(db, model, leads, metric, source, alias)
-    matrix = (
-        np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        if rows
-        else np.zeros((0, 0), dtype=np.float32)
-    )
+    matrix = vectors.stacked([r[1] for r in rows])
     index = Index(
         state=(0, None, None), ids=np.array([r[0] for r in rows], dtype=np.int64), matrix=matrix,
         created=np.array([r[2] for r in rows], dtype=float), segments=[str(r[3]) for r in rows],

@@ -68,13 +68,19 @@ def matrix(db: sqlite3.Connection, db_path: Path, model: str, state: State, ids:
     rows = db.execute("SELECT id, embedding FROM memories WHERE model = ? ORDER BY id", (model,)).fetchall()
     if not rows:
         return Vectors.empty(state).matrix
-    stored = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    copy = Vectors(state, np.array([r[0] for r in rows], dtype=np.int64), stored)
+    copy = Vectors(state, np.array([r[0] for r in rows], dtype=np.int64), stacked([r[1] for r in rows]))
     save(path, model, copy)
     found = copy.rows(ids)
     if found is None:  # the query that chose `ids` and this one share a snapshot: cannot happen
         raise RuntimeError("memory: an embedding is missing for a stored memory")
     return found
+
+
+def stacked(blobs: list[bytes]) -> np.ndarray:
+    """Stored embeddings (float32 blobs of one width) as a matrix, a row each; (0, 0) for none."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 
 def extend(
