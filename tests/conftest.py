@@ -34,6 +34,14 @@ os.environ["INVESTIGATOR_PRIVATE_DIR"] = _SESSION_PRIVATE
 atexit.register(shutil.rmtree, _SESSION_PRIVATE, True)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `long` (each over ~15 s on 2 cores: a real model, Spark's JVM, a run killed
+    and resumed) start first. With `--dist worksteal` (pyproject) the worker that takes them is
+    relieved by the other stealing from the end of its queue, so no long test is left to run alone
+    at the end of the suite."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: order kept within
+
+
 @pytest.fixture(autouse=True)
 def _own_memory_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INVESTIGATOR_HOME", str(tmp_path_factory.mktemp("home")))

@@ -107,6 +107,7 @@ def test_quiet_is_quiet_with_a_label_the_font_cannot_draw(tmp_path: Path) -> Non
     assert "missing from font" in (folder / "artifacts.log").read_text()
 
 
+@pytest.mark.long
 def test_resume_on_changed_data_is_refused_and_force_runs_it_again(tmp_path: Path) -> None:
     data = write_synth(tmp_path, "segment_change", seed=6, segment={"channel": "email"}, factor=0.4)[0]
     runs = tmp_path / "runs"

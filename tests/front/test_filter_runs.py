@@ -103,6 +103,7 @@ def test_a_bad_filter_is_one_line_and_exit_2_before_any_run(
     assert not runs.exists() or not any(runs.iterdir())
 
 
+@pytest.mark.long
 def test_resume_keeps_the_filter(data: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     first = cli("--data", str(data), "--metric", "revenue", "--filter", "country=DE", "--max-iterations", "1",

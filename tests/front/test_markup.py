@@ -64,6 +64,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.long
 def test_a_segment_value_and_a_column_name_that_look_like_markup_are_shown_as_written(folder: Path) -> None:
     r = cli("--data", "sales.csv", "--metric", "revenue", "--runs-dir", "runs", cwd=folder, tty=True)
     assert r.returncode == 0, r.stderr[-3000:]

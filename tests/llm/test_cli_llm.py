@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from investigator.testing.fake_openai import FakeOpenAI, fault, malformed
 
 from ..conftest import write_synth
@@ -116,6 +118,7 @@ time.sleep(300)
 """
 
 
+@pytest.mark.long
 def test_an_endpoint_that_dies_mid_run_stops_it_in_seconds_with_its_id(tmp_path: Path) -> None:
     """It answered, then its server went: a refused connection gets a short retry, not four
     minutes of backoff, and no line (instructor's own log, once a library configured logging)
@@ -162,6 +165,7 @@ def test_an_endpoint_that_dies_mid_run_stops_it_in_seconds_with_its_id(tmp_path:
     assert (run / "state.json").is_file()
 
 
+@pytest.mark.long
 def test_an_llm_run_with_memories_and_re_asks_prints_no_library_log_lines(tmp_path: Path) -> None:
     """The recall model's import configured the root logger at INFO: each request printed an
     `INFO:httpx` line and each failed re-ask an `ERROR:instructor` dump over the status line."""
@@ -203,6 +207,7 @@ investigate(sys.argv[1], "revenue", planner="llm", sandbox="local", model="m", m
 """
 
 
+@pytest.mark.long
 def test_the_notebook_api_with_memories_and_re_asks_prints_no_library_log_lines(tmp_path: Path) -> None:
     """No CLI set up logging here: the recall model's import configured the root logger at INFO,
     and every request to the model printed an `INFO:httpx` line into the notebook."""

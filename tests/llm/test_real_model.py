@@ -110,7 +110,7 @@ def llama_server() -> Iterator[int]:
     log = (VENV / "server.log").open("w")
     server = subprocess.Popen(
         [str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"],
+         "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--flash_attn", "true"],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
@@ -130,6 +130,7 @@ def llama_server() -> Iterator[int]:
         log.close()
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)
 def test_the_demo_with_a_real_small_model(llama_server: int, tmp_path: Path) -> None:
     out, runs = tmp_path / "report.json", tmp_path / "runs"
@@ -137,7 +138,11 @@ def test_the_demo_with_a_real_small_model(llama_server: int, tmp_path: Path) -> 
         r = cli(
             ["--metric", "revenue", "--planner", "llm", "--model", "smollm2", "--sandbox", "local",
              "--json", str(out), "--runs-dir", str(runs)],
-            {"OPENAI_BASE_URL": f"http://127.0.0.1:{proxy.port}/v1", "OPENAI_API_KEY": CANARY},
+            # one step the model cannot decide, then the rest offline: every check below holds
+            # for one such step as for two, and each costs ~40 s of prompt reading on 2 cores (the
+            # give-up rule itself is tested against the fake server, tests/llm/test_planner.py)
+            {"OPENAI_BASE_URL": f"http://127.0.0.1:{proxy.port}/v1", "OPENAI_API_KEY": CANARY,
+             "INVESTIGATOR_LLM_GIVE_UP_AFTER": "1"},
             timeout=600,  # the bound: the model's steps plus the fallback's, on a loaded 2-core machine
         )  # fmt: skip
         asked = [

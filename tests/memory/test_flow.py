@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from investigator.config import Settings
 from investigator.memory import ledger
 from investigator.memory.models import FactProposal
@@ -32,6 +34,7 @@ def run(data: Path, settings: Settings) -> Report:
     return investigate(request, settings)
 
 
+@pytest.mark.long
 def test_an_approved_late_data_fact_turns_a_segment_drop_into_incomplete_recent_data(
     tmp_path: Path, home: Path
 ) -> None:

@@ -72,6 +72,7 @@ def kernel_pool() -> Iterator[None]:
     POOL.close()  # no idle kernel left in this worker
 
 
+@pytest.mark.long
 def test_all_shared_scenarios_are_found(shared: Path, tmp_path: Path, kernel_pool: None) -> None:
     results = [scenario_in_process(f, tmp_path / "runs") for f in shared_scenarios(shared)]
     missed = [(r["scenario"], r["reported"]) for r in results if not r["found"]]

@@ -38,6 +38,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.long
 def test_a_checkpoint_that_cannot_be_written_is_one_line_and_the_run_resumes(
     data: Path, tmp_path: Path
 ) -> None:

@@ -51,6 +51,7 @@ def _kill_mid_run(data: Path, runs: Path, out: Path) -> Path | None:
     return None
 
 
+@pytest.mark.long
 def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path) -> None:
     # a larger table makes each step take long enough to be caught mid-run
     data, _ = write_synth(tmp_path, "segment_change", seed=5, segment={"channel": "email"}, factor=0.5,

@@ -75,6 +75,7 @@ def test_segment_drop_is_found_with_the_docker_sandbox(tmp_path: Path) -> None:
     assert any(c["kind"] == wanted["kind"] and c["segment"] == wanted["segment"] for c in top), top
 
 
+@pytest.mark.long
 @needs_scenario
 def test_instructions_planted_in_the_data_change_nothing_and_run_nothing(tmp_path: Path) -> None:
     """A dimension value that tells the agent to run a command is just a segment name."""

@@ -22,6 +22,7 @@ def leaks(folder: Path) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and CANARY.encode() in p.read_bytes()]
 
 
+@pytest.mark.long
 @pytest.mark.timeout(400)
 def test_canary_password_stays_on_the_host(
     postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

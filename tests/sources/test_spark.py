@@ -48,6 +48,7 @@ print(json.dumps({"hosts": hosts, "report": report.model_dump(mode="json")}))
 _JVM_LINE = re.compile(r"\bWARN\b|log4j|NativeCodeLoader|incubator modules|setLogLevel|SPARK_LOCAL_IP")
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_spark_local_gives_the_files_answer_quietly_with_its_driver_on_loopback(tmp_path: Path) -> None:
