@@ -140,7 +140,7 @@ def test_the_demo_with_a_real_small_model(llama_server: int, tmp_path: Path) -> 
              "--json", str(out), "--runs-dir", str(runs)],
             # one step the model cannot decide, then the rest offline: every check below holds
             # for one such step as for two, and each costs ~40 s of prompt reading on 2 cores (the
-            # give-up rule itself is tested against the fake server, tests/llm/test_planner.py)
+            # give-up rule itself is tested against the fake server, tests/llm/test_model_steps.py)
             {"OPENAI_BASE_URL": f"http://127.0.0.1:{proxy.port}/v1", "OPENAI_API_KEY": CANARY,
              "INVESTIGATOR_LLM_GIVE_UP_AFTER": "1"},
             timeout=600,  # the bound: the model's steps plus the fallback's, on a loaded 2-core machine
