@@ -10,7 +10,7 @@ from .queries import BASE, CUR
 from .spec import AnalysisSpec
 
 
-def _ratio(n: float, d: float) -> float:
+def ratio_of(n: float, d: float) -> float:
     return n / d if d else float("nan")
 
 
@@ -24,6 +24,8 @@ def segment_share(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str
         return float((cube.loc[m, CUR + n].sum() - cube.loc[m, BASE + n].sum()) / total) if total else None
     n1, d1, n0, d0 = (cube[c].sum() for c in (CUR + n, CUR + d, BASE + n, BASE + d))
     sn1, sd1, sn0, sd0 = (cube.loc[m, c].sum() for c in (CUR + n, CUR + d, BASE + n, BASE + d))
-    change = _ratio(n1, d1) - _ratio(n0, d0)
-    counterfactual = _ratio(n1 - sn1 + sd1 * _ratio(sn0, sd0), d1) if sd0 else _ratio(n1 - sn1, d1 - sd1)
-    return float((_ratio(n1, d1) - counterfactual) / change) if change else None
+    change = ratio_of(n1, d1) - ratio_of(n0, d0)
+    counterfactual = (
+        ratio_of(n1 - sn1 + sd1 * ratio_of(sn0, sd0), d1) if sd0 else ratio_of(n1 - sn1, d1 - sd1)
+    )
+    return float((ratio_of(n1, d1) - counterfactual) / change) if change else None

@@ -1,0 +1,42 @@
+"""No change: nothing found, and the move is within normal variation, or too small to judge on a
+history too short to score it (said as such). It comes last: it is what is left."""
+
+from __future__ import annotations
+
+import math
+
+from investigator.analysis.causes import RootCause
+from investigator.analysis.movement import movement
+from investigator.fmt import pct
+from investigator.kinds.base import Case, CheckData, Checked, Kind
+from investigator.kinds.common import too_short
+
+
+def _decide(case: Case) -> list[RootCause]:
+    move = case.evidence.movement
+    if case.accepted or case.evidence.significant:
+        return []
+    if move is not None and move.short_history:
+        text = f"{pct(move.change_pct)} is a small move; {too_short(move)} to tell it from normal variation"
+        return [RootCause(kind="no_change", contribution=None, evidence=text)]
+    z = move.z if move is not None else None
+    text = f"{pct(move.change_pct if move else None)} is within normal variation" + (
+        f" (z={z:+.1f})" if z is not None else ""
+    )
+    return [RootCause(kind="no_change", contribution=None, evidence=text)]
+
+
+def _check(d: CheckData, c: RootCause) -> Checked:
+    m = movement(d.daily, d.spec)
+    within = m.significant is False and (m.z is None or math.isfinite(m.z))
+    return Checked(None if within else "the movement is outside normal variation")
+
+
+KIND = Kind(
+    name="no_change",
+    causes=("no_change",),
+    decide=_decide,
+    owns=lambda c, spec: c.kind == "no_change",
+    words=lambda c, e: "nothing: the movement is within normal variation",
+    check=_check,
+)
