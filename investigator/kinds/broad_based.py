@@ -1,6 +1,7 @@
 """A broad-based move: every segment moved about alike, so no segment is the cause and naming the
 largest would be wrong (it is largest because it is big). Not when a data problem or a season
-already explains the move, and only on a move outside normal variation."""
+already explains the move, nor after a mix shift (one story: the segments' own ratios held), and
+only on a move outside normal variation."""
 
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ def _decide(case: Case) -> list[RootCause]:
         return []
     if data_quality.explains_all(case) or seasonality.seasonal(case):
         return []  # the data problem or the season moved everything alike
+    if any(c.kind == "mix_shift" for c in case.causes):
+        return []  # a mix shift says the segments' ratios held: "every segment moved alike" contradicts it
     return [RootCause(kind="broad_based", contribution=1.0, evidence=words(segments, case.spec))]
 
 
