@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from .counts import within_count_noise
 from .spec import AnalysisSpec, Window
 
 Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
@@ -252,8 +253,9 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         and windows >= RECORD
         and bool((now < np.min(hist)) if now < 0 else (now > np.max(hist)))
     )  # the largest fall (or rise) in decades is no normal variation, however wild the series
-    if cur == base:  # 0 to 0 (or any value to itself) did not move, whatever history says
-        significant = False
+    if cur == base or within_count_noise(spec, base, cur):
+        significant = False  # it did not move, or moved no more than a count's own noise
+        record = False
     elif z is not None:
         significant = abs(z) >= Z_SIGNIFICANT or record
     else:  # too little history to know normal variation: fall back to a plain threshold

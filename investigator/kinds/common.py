@@ -4,8 +4,10 @@ cause is a segment (a fair-share departure, an offset, an outrunner, a leader on
 from __future__ import annotations
 
 from investigator.analysis.causes import CauseKind, RootCause, finite
+from investigator.analysis.counts import within_count_noise
 from investigator.analysis.movement import Movement
-from investigator.analysis.segments import Segment, SegmentExplanation
+from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
+from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import pair, seg
 
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
@@ -36,6 +38,11 @@ def moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None
         change=finite(s.change),
         evidence=f"{seg(s.segment)}: {' -> '.join(pair(s.baseline, s.current))}{tail}",
     )
+
+
+def noise(spec: AnalysisSpec, s: Segment | SegmentMove) -> bool:
+    """A segment whose change is within a count's own noise (0 -> 2 events) is never a cause."""
+    return within_count_noise(spec, s.baseline, s.current)
 
 
 def share_of(x: float | None) -> float | None:

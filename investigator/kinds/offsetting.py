@@ -12,7 +12,7 @@ from investigator.analysis.causes import RootCause, finite
 from investigator.fmt import num, pct, seg
 from investigator.kinds import data_quality, segment
 from investigator.kinds.base import Case, Kind
-from investigator.kinds.common import MIN_OF_LEADER, overlaps, segment_kind, share_of, taken_by_data
+from investigator.kinds.common import MIN_OF_LEADER, noise, overlaps, segment_kind, share_of, taken_by_data
 from investigator.run.evidence import Evidence
 
 OFFSET_Z = 4.0  # an offsetting segment, far outside its own history: many are scored
@@ -34,7 +34,7 @@ def _decide(case: Case) -> list[RootCause]:
     for m in segments.movers:
         against = any(m.change * c < 0 for c in named)
         small = abs(m.change) < MIN_OF_LEADER * top
-        if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment):
+        if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment) or noise(case.spec, m):
             continue
         if any(overlaps(m.segment, s) for s in taken):
             continue

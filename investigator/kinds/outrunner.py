@@ -11,7 +11,7 @@ from investigator.analysis.causes import RootCause
 from investigator.analysis.segments import Departure, Segment, SegmentExplanation
 from investigator.fmt import pct, share
 from investigator.kinds.base import Case, Kind
-from investigator.kinds.common import beyond_fair_share, moved, segment_kind
+from investigator.kinds.common import beyond_fair_share, moved, noise, segment_kind
 
 OUTRAN_Z = 2.5  # a departure from the rest's rate, against the segment's own history of them
 CARRIES = (0.8, 1.5)  # ... by a segment that carries the net change (not one of several offsetting)
@@ -37,7 +37,7 @@ def _decide(case: Case) -> list[RootCause]:
         return []
     for d in segments.departures:
         lead = next((s for s in segments.leaders if s.segment == d.segment), None)
-        if not unusual(d) or lead is None:
+        if not unusual(d) or lead is None or noise(case.spec, lead):
             continue
         tail = (
             f", {share(d.share)} of the change: {pct(d.pct)} while the rest moved {pct(d.rest_pct)}, "

@@ -23,6 +23,7 @@ from investigator.kinds.common import (
     SEGMENT_CAUSES,
     beyond_fair_share,
     moved,
+    noise,
     overlaps,
     segment_kind,
     taken_by_data,
@@ -83,6 +84,8 @@ def _decide(case: Case) -> list[RootCause]:
             continue  # the data problem already explains this segment's move
         if abs(e.share) < MIN_SHARE or abs(e.change) < MIN_OF_LEADER * top:
             continue  # too small to act on: a person would chase noise
+        if noise(case.spec, e):
+            continue  # a count that moved within its own noise: 0 -> 2 events is no cause
         if not beyond_fair_share(e, segments):
             continue  # it moved at the rest's rate: its size made its share, not a cause
         segment, held = e.segment, ""

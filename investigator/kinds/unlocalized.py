@@ -9,7 +9,15 @@ from investigator.analysis.segments import Segment, SegmentExplanation
 from investigator.fmt import share
 from investigator.kinds import data_quality, outrunner, seasonality, segment
 from investigator.kinds.base import Case, Kind
-from investigator.kinds.common import MIN_SHARE, moved, overlaps, segment_kind, taken_by_data, too_short
+from investigator.kinds.common import (
+    MIN_SHARE,
+    moved,
+    noise,
+    overlaps,
+    segment_kind,
+    taken_by_data,
+    too_short,
+)
 
 DISPROPORTIONATE_SHARE = 0.5  # with no localized segment: most of the change in one segment ...
 DISPROPORTIONATE_GAP = 0.1  # ... and well beyond its weight in the baseline
@@ -22,7 +30,7 @@ def _decide(case: Case) -> list[RootCause]:
         return []
     data = taken_by_data(case.of(data_quality.KIND.name), data_quality.relabelled(evidence))
     movers = [] if data_quality.explains_all(case) else segments.leaders
-    movers = [s for s in movers if not any(overlaps(s.segment, d) for d in data)]
+    movers = [s for s in movers if not any(overlaps(s.segment, d) for d in data) and not noise(case.spec, s)]
     if move is not None and move.short_history and not seasonality.seasonal(case):
         return _leaders(movers, case, segments)  # too little history to tell noise apart
     if not segment.considered(evidence) and evidence.significant:
