@@ -1,12 +1,18 @@
 """A season: the comparable earlier windows moved alike, so the move is the calendar's.
 
+The rule (`evidenced`): repetition over at least three earlier years, or an earlier move that
+stood far outside ordinary windows; a match by chance in a noisy series is no season.
+
 It comes after data problems (a season does not explain rows that are missing) and before every
 business kind: a season that moved everything alike leaves nothing to a segment or a broad move.
 """
 
 from __future__ import annotations
 
+import statistics
+
 from investigator.analysis.causes import RootCause
+from investigator.analysis.movement import Movement
 from investigator.analysis.seasonality import Seasonality, seasonality
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import pct
@@ -17,6 +23,38 @@ from investigator.run.evidence import AnalysisResult
 from investigator.run.hypotheses import HypothesisKind, Status, Update
 
 MATERIAL = 0.05  # a usual seasonal move this size is the answer even within normal variation
+MIN_YEARS = 3  # earlier years that moved alike: repetition is the evidence for an ordinary-sized move
+USUAL = 1.0  # ... and their usual move at least one spread of ordinary windows from the norm
+STAND_OUT = 2.5  # with fewer years: the earlier move itself far outside how ordinary windows move
+
+
+def evidenced(season: Seasonality, move: Movement | None) -> bool:
+    """A season is an answer only with evidence that the calendar, not chance, made the move: at
+    least `MIN_YEARS` earlier years moved alike in the same window and their usual move stands
+    out from how ordinary windows move; or, with fewer years, the earlier move itself stood far
+    outside ordinary windows (a holiday's dip a year ago). A noisy series whose same week happened
+    to fall in two of two earlier years is not seasonal."""
+    if not season.seasonal:
+        return False
+    spread = move.history_spread_pct if move is not None and not move.in_points else None
+    norm = (move.history_median_pct or 0.0) if move is not None else 0.0
+    alike = _alike_years(season)
+    if len(alike) >= MIN_YEARS:
+        usual = statistics.median(alike)
+        return spread is None or abs(usual - norm) >= USUAL * spread
+    earlier = season.best_change_pct
+    return spread is not None and earlier is not None and abs(earlier - norm) >= STAND_OUT * spread
+
+
+def _alike_years(season: Seasonality) -> list[float]:
+    """The changes of the earlier years' same windows that moved the current change's way, one per
+    year (daily data compares 364 and 365 days back: one year, two alignments)."""
+    now = season.change_pct or 0.0
+    by_year: dict[int, float] = {}
+    for c in season.comparisons:
+        if c.change_pct is not None and c.lag_days >= 300 and c.change_pct * now > 0:
+            by_year.setdefault(round(c.lag_days / 365.25), c.change_pct)
+    return list(by_year.values())
 
 
 def words(season: Seasonality) -> str:
@@ -79,7 +117,7 @@ def _decide(case: Case) -> list[RootCause]:
     """A season is the answer when the move is material (outside normal variation, or at least
     `MATERIAL` of the total) and no data problem explains it."""
     season, move = case.evidence.seasonality, case.evidence.movement
-    if season is None or not season.seasonal or data_quality.explains_all(case):
+    if season is None or not evidenced(season, move) or data_quality.explains_all(case):
         return []
     material = case.evidence.significant or (move is not None and abs(move.change_pct or 0) >= MATERIAL)
     if not material:
