@@ -3,30 +3,36 @@
 or a segment that went from 0 to 2. Percent changes of small numbers are not evidence.
 
 A metric counts when its measure is a count (`count(*)`, `count(col)`, `count_distinct(col)`) or
-when both values are whole, non-negative numbers (a sum of small integers: deaths, cases, units).
+when every period's sum is a whole, non-negative number (deaths, cases, units sold). A sum of
+whole currency units reads as a count too; its own noise is far larger than Poisson's, so the
+rule only ever calls a change noise that is noise for it as well.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
+
 from .spec import AnalysisSpec
 
 COUNT_Z = 2.0  # a change of fewer than 2 sqrt(n) events is within a count's own noise
 
 
-def counts(spec: AnalysisSpec, *values: float) -> bool:
-    """Whether these values of the metric are counts of events."""
+def is_count(spec: AnalysisSpec, daily: pd.DataFrame) -> bool:
+    """Whether the metric counts events: a count measure, or whole non-negative sums per period."""
     if spec.is_ratio:
         return False
     measure = spec.computed.get(spec.numerator)
     if measure is not None and measure.kind != "sum":
         return True
-    return bool(values) and all(math.isfinite(v) and v >= 0 and float(v).is_integer() for v in values)
+    values = daily[spec.numerator].dropna().to_numpy(dtype=float) if spec.numerator in daily else np.array([])
+    return bool(len(values)) and bool(np.all((values >= 0) & (values == np.floor(values))))
 
 
-def within_count_noise(spec: AnalysisSpec, baseline: float, current: float) -> bool:
+def within_count_noise(baseline: float, current: float) -> bool:
     """A change of a count no larger than its own Poisson noise (COUNT_Z standard deviations)."""
-    if not counts(spec, baseline, current):
+    if not (math.isfinite(baseline) and math.isfinite(current)):
         return False
     return abs(current - baseline) < COUNT_Z * math.sqrt(max(baseline, 0.0) + max(current, 0.0))

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from .counts import within_count_noise
+from .counts import is_count, within_count_noise
 from .spec import AnalysisSpec, Window
 
 Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
@@ -38,6 +38,7 @@ class Movement(BaseModel):
     strong: bool = False  # |z| >= Z_STRONG: far outside normal variation
     in_points: bool = False  # a ratio: history and z are in the ratio's own units, not percent
     record: bool = False  # beyond every earlier comparable change (at least `RECORD` of them)
+    counts: bool = False  # the metric counts events: a change within sqrt(n) is noise (`counts.py`)
 
 
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
@@ -146,7 +147,7 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
     base = baseline_value(daily, spec)
-    return _scored(spec, cur, base, historical_changes(daily, spec))
+    return _scored(spec, cur, base, historical_changes(daily, spec), is_count(spec, daily))
 
 
 def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Movement]:
@@ -236,13 +237,14 @@ def recent_z(
     return z, med, spread
 
 
-def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Movement:
+def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray, counts: bool = False) -> Movement:
     """A movement from its two window values and its history of earlier changes (oldest first).
 
     The move is judged against the series' recent history: its last `RECENT` comparable windows,
     so that swings from an era when the level was far smaller or wilder do not make a record move
     look ordinary. Fewer than `MIN_HISTORY` comparable windows (overlapping windows counted as
-    the independent ones they stand for) cannot judge it: `short_history`, and no z."""
+    the independent ones they stand for) cannot judge it: `short_history`, and no z. A count
+    that moved within its own Poisson noise did not move (`counts.py`)."""
     pct = pct_change(cur, base)
     points = spec.is_ratio
     now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
@@ -253,7 +255,7 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         and windows >= RECORD
         and bool((now < np.min(hist)) if now < 0 else (now > np.max(hist)))
     )  # the largest fall (or rise) in decades is no normal variation, however wild the series
-    if cur == base or within_count_noise(spec, base, cur):
+    if cur == base or (counts and within_count_noise(base, cur)):
         significant = False  # it did not move, or moved no more than a count's own noise
         record = False
     elif z is not None:
@@ -276,4 +278,5 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         strong=bool(z is not None and abs(z) >= Z_STRONG and cur != base),
         in_points=points,
         record=bool(record),
+        counts=counts,
     )

@@ -1,7 +1,7 @@
 """A broad-based move: every segment moved about alike, so no segment is the cause and naming the
 largest would be wrong (it is largest because it is big). Not when a data problem or a season
 already explains the move, nor after a mix shift (one story: the segments' own ratios held), and
-only on a move outside normal variation."""
+only on a move outside normal variation or one too short a history cannot call ordinary."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import pct, value
 from investigator.kinds import data_quality, seasonality
 from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test
-from investigator.kinds.common import LOCALIZE
+from investigator.kinds.common import LOCALIZE, to_explain
 from investigator.run.evidence import AnalysisResult
 from investigator.run.hypotheses import HypothesisKind, Status, Update
 
@@ -56,7 +56,7 @@ def _read(p: AnalysisResult) -> Reading | None:
 
 def _decide(case: Case) -> list[RootCause]:
     segments = case.evidence.segments
-    if segments is None or not segments.broad.broad or not case.evidence.significant:
+    if segments is None or not segments.broad.broad or not to_explain(case.evidence):
         return []
     if data_quality.explains_all(case) or seasonality.seasonal(case):
         return []  # the data problem or the season moved everything alike

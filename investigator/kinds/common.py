@@ -7,8 +7,8 @@ from investigator.analysis.causes import CauseKind, RootCause, finite
 from investigator.analysis.counts import within_count_noise
 from investigator.analysis.movement import Movement
 from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
-from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import pair, seg
+from investigator.run.evidence import Evidence
 
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
 MIN_OF_LEADER = 0.1  # ... and move at least a tenth as much as the leading segment
@@ -40,9 +40,10 @@ def moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None
     )
 
 
-def noise(spec: AnalysisSpec, s: Segment | SegmentMove) -> bool:
-    """A segment whose change is within a count's own noise (0 -> 2 events) is never a cause."""
-    return within_count_noise(spec, s.baseline, s.current)
+def noise(evidence: Evidence, s: Segment | SegmentMove) -> bool:
+    """A segment of a count whose change is within its own noise (0 -> 2 events) is never a cause."""
+    move = evidence.movement
+    return move is not None and move.counts and within_count_noise(s.baseline, s.current)
 
 
 def share_of(x: float | None) -> float | None:
@@ -55,6 +56,13 @@ def share_of(x: float | None) -> float | None:
 def overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
     """One segment is a part or the whole of the other."""
     return all(a.get(k) == v for k, v in b.items()) or all(b.get(k) == v for k, v in a.items())
+
+
+def to_explain(evidence: Evidence) -> bool:
+    """A move the breakdown must explain: outside normal variation, or on a history too short to
+    call it ordinary ("small" needs history: without it the breakdown is given, at low confidence)."""
+    move = evidence.movement
+    return evidence.significant or (move is not None and move.short_history)
 
 
 def too_short(move: Movement) -> str:

@@ -2,7 +2,8 @@
 shifted between segments whose ratios differ (mix), or because the ratio moved inside segments
 (rate). The split is exact (`analysis.ratio`); this kind reads it.
 
-Only for ratios, and only on a move outside normal variation: the mix/rate split of noise is noise.
+Only for ratios, and only on a move outside normal variation (or one the history is too short to
+call ordinary): the mix/rate split of noise is noise.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import size_problem
 from investigator.fmt import num, seg
 from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test
-from investigator.kinds.common import LOCALIZE, MIN_SHARE, share_of
+from investigator.kinds.common import LOCALIZE, MIN_SHARE, share_of, to_explain
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import HypothesisKind, Status, Update
 
@@ -80,7 +81,7 @@ def _decide(case: Case) -> list[RootCause]:
     the mix (when mix drove it), or the segment the ratio moved inside (when rate drove it and
     localization found no narrower segment and the move was not broad)."""
     ratio, segments = case.evidence.ratio, case.evidence.segments
-    if ratio is None or not case.evidence.significant:
+    if ratio is None or not to_explain(case.evidence):
         return []
     if ratio.driver == "mix":
         return _mix_parts(ratio, case.spec)

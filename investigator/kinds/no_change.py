@@ -1,5 +1,6 @@
-"""No change: nothing found, and the move is within normal variation, or too small to judge on a
-history too short to score it (said as such). It comes last: it is what is left."""
+"""No change: nothing found, and the move is within normal variation; on a history too short to
+score it, nothing in the breakdown explains it (said as such, never "small"). It comes last: it is
+what is left."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ def _decide(case: Case) -> list[RootCause]:
     if case.accepted or case.evidence.significant:
         return []
     if move is not None and move.short_history:
-        text = f"{pct(move.change_pct)} is a small move; {too_short(move)} to tell it from normal variation"
+        text = (
+            f"{pct(move.change_pct)}: {too_short(move)} to tell it from normal variation, and no segment, "
+            "mix or rate explains it"
+        )
         return [RootCause(kind="no_change", contribution=None, evidence=text)]
     z = move.z if move is not None else None
     text = f"{pct(move.change_pct if move else None)} is within normal variation" + (

@@ -34,7 +34,7 @@ def _decide(case: Case) -> list[RootCause]:
     for m in segments.movers:
         against = any(m.change * c < 0 for c in named)
         small = abs(m.change) < MIN_OF_LEADER * top
-        if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment) or noise(case.spec, m):
+        if abs(m.z) < OFFSET_Z or not against or small or seen & set(m.segment) or noise(case.evidence, m):
             continue
         if any(overlaps(m.segment, s) for s in taken):
             continue

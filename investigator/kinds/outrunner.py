@@ -37,7 +37,7 @@ def _decide(case: Case) -> list[RootCause]:
         return []
     for d in segments.departures:
         lead = next((s for s in segments.leaders if s.segment == d.segment), None)
-        if not unusual(d) or lead is None or noise(case.spec, lead):
+        if not unusual(d) or lead is None or noise(case.evidence, lead):
             continue
         tail = (
             f", {share(d.share)} of the change: {pct(d.pct)} while the rest moved {pct(d.rest_pct)}, "

@@ -27,6 +27,7 @@ from investigator.kinds.common import (
     overlaps,
     segment_kind,
     taken_by_data,
+    to_explain,
 )
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import HypothesisKind, Status, Update
@@ -38,7 +39,7 @@ def considered(evidence: Evidence) -> list[Segment]:
     """The localized segments the verdict weighs: none when the mix drove a ratio (the segments
     split a mix, not a rate); on a total within normal variation, only those the total hid."""
     segments, move = evidence.segments, evidence.movement
-    ratio = evidence.ratio if evidence.significant else None
+    ratio = evidence.ratio if to_explain(evidence) else None
     if segments is None or (ratio is not None and ratio.driver == "mix"):
         return []
     if evidence.significant or (move is not None and move.short_history):
@@ -84,7 +85,7 @@ def _decide(case: Case) -> list[RootCause]:
             continue  # the data problem already explains this segment's move
         if abs(e.share) < MIN_SHARE or abs(e.change) < MIN_OF_LEADER * top:
             continue  # too small to act on: a person would chase noise
-        if noise(case.spec, e):
+        if noise(case.evidence, e):
             continue  # a count that moved within its own noise: 0 -> 2 events is no cause
         if not beyond_fair_share(e, segments):
             continue  # it moved at the rest's rate: its size made its share, not a cause

@@ -30,7 +30,9 @@ def _decide(case: Case) -> list[RootCause]:
         return []
     data = taken_by_data(case.of(data_quality.KIND.name), data_quality.relabelled(evidence))
     movers = [] if data_quality.explains_all(case) else segments.leaders
-    movers = [s for s in movers if not any(overlaps(s.segment, d) for d in data) and not noise(case.spec, s)]
+    movers = [
+        s for s in movers if not any(overlaps(s.segment, d) for d in data) and not noise(case.evidence, s)
+    ]
     if move is not None and move.short_history and not seasonality.seasonal(case):
         return _leaders(movers, case, segments)  # too little history to tell noise apart
     if not segment.considered(evidence) and evidence.significant:

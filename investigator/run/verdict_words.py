@@ -31,7 +31,10 @@ def conclusion_text(
     if causes[0].kind == "no_change":
         if move is not None and move.short_history:
             few = too_short(move)
-            return f"{head} That is a small move, and there are {few} to tell it from normal variation."
+            return (
+                f"{head} There are {few} to tell it from normal variation, and no segment, mix or "
+                "rate explains it."
+            )
         z = move.z if move is not None else None
         against = f" (z={z:+.1f} against recent earlier windows)" if z is not None else ""
         offset = "" if relabel_note(evidence) else offset_note(evidence)
