@@ -10,6 +10,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from .counts import is_count, within_count_noise
+from .records import level_record
 from .spec import AnalysisSpec, Window
 
 Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
@@ -39,6 +40,7 @@ class Movement(BaseModel):
     in_points: bool = False  # a ratio: history and z are in the ratio's own units, not percent
     record: bool = False  # beyond every earlier comparable change (at least `RECORD` of them)
     counts: bool = False  # the metric counts events: a change within sqrt(n) is noise (`counts.py`)
+    level_record: int = 0  # the value is a record against this many earlier windows (`records.py`)
 
 
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
@@ -147,7 +149,8 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
     base = baseline_value(daily, spec)
-    return _scored(spec, cur, base, historical_changes(daily, spec), is_count(spec, daily))
+    scored = _scored(spec, cur, base, historical_changes(daily, spec), is_count(spec, daily))
+    return scored.model_copy(update={"level_record": level_record(daily, spec, window_value)})
 
 
 def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Movement]:

@@ -8,6 +8,7 @@ from investigator.analysis.counts import within_count_noise
 from investigator.analysis.movement import Movement
 from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
 from investigator.fmt import pair, seg
+from investigator.kinds import record
 from investigator.run.evidence import Evidence
 
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
@@ -59,10 +60,11 @@ def overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
 
 
 def to_explain(evidence: Evidence) -> bool:
-    """A move the breakdown must explain: outside normal variation, or on a history too short to
-    call it ordinary ("small" needs history: without it the breakdown is given, at low confidence)."""
+    """A move the breakdown must explain: outside normal variation, on a history too short to call
+    it ordinary ("small" needs history: without it the breakdown is given, at low confidence), or
+    into a new record (`record`)."""
     move = evidence.movement
-    return evidence.significant or (move is not None and move.short_history)
+    return evidence.significant or (move is not None and move.short_history) or record.notable(evidence)
 
 
 def too_short(move: Movement) -> str:

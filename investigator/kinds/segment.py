@@ -38,12 +38,12 @@ CARRIES = outrunner.CARRIES
 def considered(evidence: Evidence) -> list[Segment]:
     """The localized segments the verdict weighs: none when the mix drove a ratio (the segments
     split a mix, not a rate); on a total within normal variation, only those the total hid."""
-    segments, move = evidence.segments, evidence.movement
+    segments = evidence.segments
     ratio = evidence.ratio if to_explain(evidence) else None
     if segments is None or (ratio is not None and ratio.driver == "mix"):
         return []
-    if evidence.significant or (move is not None and move.short_history):
-        return segments.elements  # a short history cannot say the move is ordinary
+    if to_explain(evidence):
+        return segments.elements  # a short history cannot say the move is ordinary, nor a record
     return hidden(segments.elements, segments)
 
 
