@@ -39,7 +39,7 @@ class Movement(BaseModel):
     strong: bool = False  # |z| >= Z_STRONG: far outside normal variation
     in_points: bool = False  # a ratio: history and z are in the ratio's own units, not percent
     record: bool = False  # beyond every earlier comparable change (at least `RECORD` of them)
-    counts: bool = False  # the metric counts events: a change within sqrt(n) is noise (`counts.py`)
+    counts: bool = False  # the metric counts events: history and z in square roots (`counts.py`)
     level_record: int = 0  # the value is a record against this many earlier windows (`records.py`)
 
 
@@ -67,10 +67,14 @@ def pct_change(current: float, baseline: float) -> float | None:
     return (current - baseline) / abs(baseline)
 
 
-def _change(value: pd.Series, base: pd.Series, spec: AnalysisSpec) -> pd.Series:
+def _change(value: pd.Series, base: pd.Series, spec: AnalysisSpec, counts: bool = False) -> pd.Series:
     """A window's change against its baseline: relative for a sum (a series whose level grew
     100-fold is judged on percent changes), in the ratio's own units for a ratio (a share's move is
-    read in points, and a small share's percent swings are noise)."""
+    read in points, and a small share's percent swings are noise), in square roots for a count
+    (`counts.py`: a count's noise grows with its square root, so 6 -> 14 events is read on the
+    scale of how the count swings, not as +133%)."""
+    if counts:
+        return np.sqrt(value.clip(lower=0)) - np.sqrt(base.clip(lower=0))
     change = value - base if spec.is_ratio else (value - base) / base.abs()
     return change.replace([np.inf, -np.inf], np.nan)
 
@@ -85,7 +89,7 @@ def overlap(spec: AnalysisSpec) -> float:
     return float(max(1, spec.window_periods))
 
 
-def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = False) -> np.ndarray:
     """Relative changes of every earlier same-length window against its own baseline.
 
     Windows are counted in the periods the current one is made of (days, weeks, months, ...) and
@@ -95,14 +99,14 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     """
     g = spec.window_grain
     if g.unit != "day":
-        return _period_changes(daily, spec)
+        return _period_changes(daily, spec, counts)
     length, offset = spec.current.days, spec.baseline_offset
     full = daily.set_index("date").reindex(
         pd.date_range(daily["date"].min(), daily["date"].max(), freq="D").date, fill_value=0.0
     )
     value = _rolling_value(full, spec, length, length)
     base = _rolling_value(full, spec, spec.baseline.days, length).shift(offset)
-    change = _change(value, base, spec)
+    change = _change(value, base, spec, counts)
     ends = pd.Series(pd.to_datetime(full.index), index=full.index)
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()
@@ -126,7 +130,7 @@ def _rolling_value(full: pd.DataFrame, spec: AnalysisSpec, periods: int, length:
     return num if periods == length else num * (length / periods)
 
 
-def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = False) -> np.ndarray:
     """`historical_changes` over periods: a period with no rows is missing (NaN) in data of weeks,
     months or years, and zero in daily data summed to months."""
     g = spec.window_grain
@@ -139,7 +143,7 @@ def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     length, offset = spec.window_periods, spec.baseline_lag
     value = _rolling_value(full, spec, length, length)
     base = _rolling_value(full, spec, spec.baseline_periods, length).shift(offset)
-    change = _change(value, base, spec)
+    change = _change(value, base, spec, counts)
     keep = (full.index < g.index(spec.current.start)) & change.notna()
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
@@ -149,7 +153,8 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
     base = baseline_value(daily, spec)
-    scored = _scored(spec, cur, base, historical_changes(daily, spec), is_count(spec, daily))
+    counts = is_count(spec, daily)
+    scored = _scored(spec, cur, base, historical_changes(daily, spec, counts), counts)
     return scored.model_copy(update={"level_record": level_record(daily, spec, window_value)})
 
 
@@ -250,7 +255,10 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray, count
     that moved within its own Poisson noise did not move (`counts.py`)."""
     pct = pct_change(cur, base)
     points = spec.is_ratio
-    now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
+    if counts:
+        now = float(np.sqrt(max(cur, 0.0)) - np.sqrt(max(base, 0.0))) if np.isfinite(cur + base) else None
+    else:
+        now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
     z, med, spread = recent_z(now, hist, spec)
     windows = len(hist) / overlap(spec)
     record = (
@@ -258,8 +266,8 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray, count
         and windows >= RECORD
         and bool((now < np.min(hist)) if now < 0 else (now > np.max(hist)))
     )  # the largest fall (or rise) in decades is no normal variation, however wild the series
-    if cur == base or (counts and within_count_noise(base, cur)):
-        significant = False  # it did not move, or moved no more than a count's own noise
+    if cur == base or (counts and z is None and within_count_noise(base, cur)):
+        significant = False  # it did not move, or (too little history) no more than a count's noise
         record = False
     elif z is not None:
         significant = abs(z) >= Z_SIGNIFICANT or record

@@ -9,8 +9,6 @@ business kind: a season that moved everything alike leaves nothing to a segment 
 
 from __future__ import annotations
 
-import statistics
-
 from investigator.analysis.causes import RootCause
 from investigator.analysis.movement import Movement
 from investigator.analysis.seasonality import Seasonality, seasonality
@@ -24,24 +22,26 @@ from investigator.run.hypotheses import HypothesisKind, Status, Update
 
 MATERIAL = 0.05  # a usual seasonal move this size is the answer even within normal variation
 MIN_YEARS = 3  # earlier years that moved alike: repetition is the evidence for an ordinary-sized move
-USUAL = 1.0  # ... and their usual move at least one spread of ordinary windows from the norm
+TIGHT = 0.5  # ... and alike closely: their moves within half the spread of ordinary windows
 STAND_OUT = 2.5  # with fewer years: the earlier move itself far outside how ordinary windows move
 
 
 def evidenced(season: Seasonality, move: Movement | None) -> bool:
     """A season is an answer only with evidence that the calendar, not chance, made the move: at
-    least `MIN_YEARS` earlier years moved alike in the same window and their usual move stands
-    out from how ordinary windows move; or, with fewer years, the earlier move itself stood far
-    outside ordinary windows (a holiday's dip a year ago). A noisy series whose same week happened
-    to fall in two of two earlier years is not seasonal."""
+    least `MIN_YEARS` earlier years moved alike in the same window, and so closely that they stand
+    out from how ordinary windows move (their spread within `TIGHT` of ordinary windows' spread: gas
+    use fell 50-52% from Q1 to Q2 every year while its quarters swing from -50% to +100%); or, with
+    fewer years, the earlier move itself stood far outside ordinary windows (a holiday's dip a
+    year ago). A noisy series whose same week happened to fall in two of two earlier years is not
+    seasonal, nor one whose same window moved alike in three years by as much as any window moves."""
     if not season.seasonal:
         return False
-    spread = move.history_spread_pct if move is not None and not move.in_points else None
+    in_percent = move is not None and not move.in_points and not move.counts  # the comparisons' units
+    spread = move.history_spread_pct if move is not None and in_percent else None
     norm = (move.history_median_pct or 0.0) if move is not None else 0.0
     alike = _alike_years(season)
     if len(alike) >= MIN_YEARS:
-        usual = statistics.median(alike)
-        return spread is None or abs(usual - norm) >= USUAL * spread
+        return spread is None or (max(alike) - min(alike)) / 2 <= TIGHT * spread
     earlier = season.best_change_pct
     return spread is not None and earlier is not None and abs(earlier - norm) >= STAND_OUT * spread
 
