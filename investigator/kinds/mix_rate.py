@@ -51,12 +51,19 @@ def _read(p: AnalysisResult) -> Reading | None:
     if not isinstance(p, RatioDecomposition):
         return None
     split = next(d for d in p.dimensions if d.dimension == p.dimension)
-    text = (
+    head = (
         f"Split the {num(p.baseline)} -> {num(p.current)} change of {p.metric} into mix and rate: "
         f"by {p.dimension}, mix {num(split.mix)} and rate {num(split.rate)}; "
-        f"the driver is {p.driver} "
-        f"in {p.dimension}={p.segment} ({p.driver_share:.0%} of the change)."
     )
+    if p.driver == "mix":  # one number per quantity: the dimension's mix, then each value's part
+        top = parts(split)[0]
+        part = top.mix / p.change if p.change else 0.0
+        text = (
+            f"{head}the driver is the mix across {p.dimension} ({p.driver_share:.0%} of the change), "
+            f"led by {seg({p.dimension: top.segment})}'s part ({part:.0%} of the change)."
+        )
+    else:
+        text = f"{head}the driver is rate in {p.dimension}={p.segment} ({p.driver_share:.0%} of the change)."
     if p.driver == "mix":
         return Reading(text, [
             Update(kind="mix", status=Status.CONFIRMED, evidence=text),

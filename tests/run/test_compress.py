@@ -256,7 +256,8 @@ def test_a_mix_driven_ratio() -> None:
     s = c.summarise(ratio("mix"))
     assert s[0] == (
         "Split the 0.05 -> 0.0412 change of orders/sessions into mix and rate: by channel, mix -0.0071 and "
-        "rate -0.0017; the driver is mix in channel=paid (81% of the change)."
+        "rate -0.0017; the driver is the mix across channel (81% of the change), led by channel=paid's part "
+        "(81% of the change)."
     )
     assert updates(s) == [("mix", CONFIRMED), ("rate", RULED_OUT)]
 
