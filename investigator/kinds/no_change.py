@@ -10,7 +10,8 @@ from investigator.analysis.causes import RootCause
 from investigator.analysis.movement import movement
 from investigator.fmt import pct
 from investigator.kinds.base import Case, CheckData, Checked, Kind
-from investigator.kinds.common import too_short
+from investigator.kinds.common import noise, too_short
+from investigator.run.evidence import Evidence
 
 
 def _decide(case: Case) -> list[RootCause]:
@@ -28,6 +29,22 @@ def _decide(case: Case) -> list[RootCause]:
         f" (z={z:+.1f})" if z is not None else ""
     )
     return [RootCause(kind="no_change", contribution=None, evidence=text)]
+
+
+CARRIES = 0.4  # a segment that carries this share of the change ...
+DOUBLED = 2.0  # ... and doubled (or halved) leaves "no root cause to find" in doubt
+
+
+def doubtful(evidence: Evidence) -> bool:
+    """Within normal variation, yet one segment carries much of the move and doubled (or halved):
+    "no root cause to find" may be said, but not at high confidence."""
+    segments = evidence.segments
+    for s in segments.leaders if segments is not None else []:
+        if abs(s.share) < CARRIES or s.baseline <= 0 or s.current < 0 or noise(evidence, s):
+            continue
+        if s.current >= DOUBLED * s.baseline or s.current * DOUBLED <= s.baseline:
+            return True
+    return False
 
 
 def _check(d: CheckData, c: RootCause) -> Checked:

@@ -8,6 +8,7 @@ stops early, so both say the same thing for the same evidence. The causes come f
 from __future__ import annotations
 
 from investigator.analysis.causes import RootCause
+from investigator.kinds import no_change
 from investigator.kinds import root_causes as root_causes
 from investigator.kinds.data_quality import relabel_note as relabel_note
 from investigator.run.decision import Confidence
@@ -32,7 +33,8 @@ def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
     if top.kind == "no_change":
         if move is not None and move.short_history:
             return "low"
-        return "high" if z is not None and abs(z) < 2 else "medium"
+        sure = z is not None and abs(z) < 2 and not no_change.doubtful(evidence)
+        return "high" if sure else "medium"
     share = abs(top.contribution or 0) if top.kind not in ("broad_based", "seasonality") else 1.0
     total = sum(abs(c.contribution or 0) for c in causes if c.kind != "broad_based")
     level: Confidence = "high" if share >= 0.6 or total >= 0.8 else "medium" if share >= 0.3 else "low"
