@@ -74,7 +74,10 @@ def find_missing(
             lost = [d for d in cur_periods if d in present and d not in have]
             typical = per_period.get(value, hist_per_period[value])
             if lost and _level_held(cur.loc[cur[dim] == value, "value"], float(typical)):
-                found.append((value, lost, -float(typical) * len(lost)))
+                own = live[live[dim] == value].groupby("date")["value"].sum()
+                sized = [_expected(own, spec, d) for d in lost]  # its same weekdays, not an average day
+                effect = -sum(e if np.isfinite(e) else float(typical) for e in sized)
+                found.append((value, lost, effect))
         for value, lost, effect in sorted(found, key=lambda f: f[2])[:3]:
             issues.append(
                 QualityIssue(

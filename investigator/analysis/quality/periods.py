@@ -66,12 +66,16 @@ def _last_period(daily: pd.DataFrame) -> date | None:
     return None if live.empty else live.max()
 
 
+REGULAR = 0.95  # a period is expected to have rows when its kind had rows this often before
+
+
 def expected_periods(daily: pd.DataFrame, spec: AnalysisSpec, periods: list[date]) -> list[date]:
     """The periods among `periods` the data's own rhythm says should have rows.
 
-    Daily data: the weekdays that had rows on at least half of their days before the window (a
-    weekday-only series does not miss its weekends; irregular event data misses nothing). Coarser
-    data: every period, when the history before the window has rows in at least half its periods.
+    Daily data: the weekdays that had rows on nearly all of their days before the window (a
+    weekday-only series does not miss its weekends; in sparse event data, where a weekday is quiet
+    now and then, a quiet day is no missing day). Coarser data: every period, when the history
+    before the window has rows in nearly all its periods.
     """
     start = spec.current.start
     hist = sorted(d for d in daily.loc[daily["rows"] > 0, "date"] if d < start)
@@ -83,11 +87,11 @@ def expected_periods(daily: pd.DataFrame, spec: AnalysisSpec, periods: list[date
             return periods
         have = pd.Series([d.weekday() for d in hist]).value_counts()
         days = pd.Series(span.day_of_week).value_counts()
-        regular = {int(k) for k in days.index if have.get(k, 0) >= 0.5 * days[k]}
+        regular = {int(k) for k in days.index if have.get(k, 0) >= REGULAR * days[k]}
         return [p for p in periods if p.weekday() in regular]
     g = spec.periods
     grid = g.index(start) - g.index(hist[0])
-    return periods if len(hist) >= 0.5 * grid else []
+    return periods if len(hist) >= REGULAR * grid else []
 
 
 def lookback_start(spec: AnalysisSpec) -> date:
