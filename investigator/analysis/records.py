@@ -38,17 +38,21 @@ def level_record(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -
 
 
 def _earlier_values(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> list[float]:
-    """The metric over each earlier window of the current one's length that does not overlap it,
-    oldest first; daily windows of whole weeks only (others mix weekdays)."""
+    """The metric over earlier windows of the current one's length, oldest first, stepping back by
+    the window or by the baseline's lag when that is longer: a July against earlier Julys when the
+    baseline is a year back (a seasonal peak is no record against winter months), daily windows
+    only in whole weeks (others mix weekdays)."""
     g, first = spec.window_grain, daily["date"].min()
-    if g.unit == "day" and spec.current.days % 7:
+    days = max(spec.current.days, spec.baseline_offset)
+    periods = max(spec.window_periods, spec.baseline_lag)
+    if g.unit == "day" and days % 7:
         return []
     out, w = [], spec.current
     while True:
         if g.unit == "day":
-            w = w.shifted(spec.current.days)
+            w = w.shifted(days)
         else:
-            start, end = g.shift_window(w.start, w.end, -spec.window_periods)
+            start, end = g.shift_window(w.start, w.end, -periods)
             w = Window(start=start, end=end)
         if w.start < first:
             break
