@@ -62,9 +62,14 @@ def relabel_note(evidence: Evidence) -> str:
     rises in the segment table, and a person must read the two as one."""
     issues = evidence.quality.issues if evidence.quality else []
     renamed = [i for i in issues if i.detail == "relabelled" and i.segment and i.renamed_to]
+    into: dict[str, list[str]] = {}
+    for i in renamed:  # several values merged into one are one sentence, not several relabels
+        into.setdefault(seg(i.renamed_to), []).append(seg(i.segment))
     return "".join(
-        f" Relabelled, compared as one segment: {seg(i.segment)} became {seg(i.renamed_to)}."
-        for i in renamed[:3]
+        f" Relabelled, compared as one segment: {olds[0]} became {new}."
+        if len(olds) == 1
+        else f" Merged, compared as one segment: {', '.join(olds)} became {new}."
+        for new, olds in list(into.items())[:3]
     )
 
 

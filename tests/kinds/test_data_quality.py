@@ -43,3 +43,21 @@ def test_a_missing_saturday_is_sized_from_earlier_saturdays(tmp_path: Path) -> N
     (missing,) = [c for c in rep.root_causes if c.kind == "data_quality"]
     assert missing.detail == "missing_data" and missing.segment == {"region": "north"}
     assert missing.change is not None and abs(missing.change + 3000.0) < 1.0, missing.evidence
+
+
+def test_three_values_folded_into_one_are_read_as_a_merge(tmp_path: Path) -> None:
+    """A source folds three small categories into 'other' at the start of the window: one merge,
+    compared as one segment, not one relabel and two missing segments."""
+    days = pd.date_range("2025-01-01", "2025-06-29", freq="D")
+    rows = []
+    for d in days:
+        if d < pd.Timestamp("2025-06-23"):
+            cats = {"books": 1000.0, "toys": 300.0, "games": 250.0, "music": 200.0}
+        else:
+            cats = {"books": 700.0, "other": 750.0}  # books fell; toys, games and music became 'other'
+        rows += [(d, c, v) for c, v in cats.items()]
+    frame = pd.DataFrame(rows, columns=["date", "category", "revenue"])
+    rep = run(tmp_path, frame, "revenue", date(2025, 6, 29), window="7d")
+    assert not [c for c in rep.root_causes if c.detail == "missing_data"], rep.conclusion
+    assert "Merged, compared as one segment" in rep.conclusion and "became category=other" in rep.conclusion
+    assert rep.root_causes[0].segment == {"category": "books"}, rep.root_causes

@@ -44,6 +44,28 @@ def find_relabelled(
         news = steady[(steady["max"] == last) & (steady["min"] > 0)]
         news = news[[present[int(i)] > first_compared for i in news["min"]]]
         used: set[str] = set()
+        merged = _merges(olds, news, size)
+        for new, group in merged.items():
+            used.add(str(new))
+            switch = present[int(news.loc[new, "min"])]
+            names = ", ".join(f"{dim}={o}" for o in group)
+            stop = spec.periods.label(present[int(news.loc[new, "min"]) - 1])
+            combined = f"{sum(size[o] for o in group):,.0f} vs {size[new]:,.0f} {spec.numerator}"
+            for old in group:
+                issues.append(
+                    QualityIssue(
+                        detail="relabelled",
+                        segment={dim: str(old)},
+                        renamed_to={dim: str(new)},
+                        days=[d for d in present if d >= switch],
+                        evidence=(
+                            f"{names} stop after {stop} and {dim}={new} starts in "
+                            f"{spec.periods.label(switch)} at about their combined size ({combined} per "
+                            f"{spec.periods.name}): merged into {new!r} upstream; compare them as one segment"
+                        ),
+                    )
+                )
+        olds = olds.drop(index=[o for group in merged.values() for o in group])
         for old, row in olds.iterrows():
             fits = [
                 new
@@ -70,6 +92,27 @@ def find_relabelled(
                 )
             )
     return issues
+
+
+MERGED = 0.2  # several values that stopped together are one merged value: their sum within 20% of it
+
+
+def _merges(olds: pd.DataFrame, news: pd.DataFrame, size: pd.Series) -> dict[object, list[object]]:
+    """New values that took over several old values at once (a source that folded three categories
+    into one): every old value that stopped in the period before the new one started, at least two
+    of them, whose sizes add up to the new one's far better than any one of them alone does."""
+    out: dict[object, list[object]] = {}
+    for new, r in news.iterrows():
+        group = [
+            old for old, row in olds.iterrows() if row["max"] + 1 == r["min"] and size[old] * size[new] > 0
+        ]
+        if len(group) < 2:
+            continue
+        total = float(sum(size[o] for o in group))
+        best_single = min(abs(size[o] - size[new]) for o in group)
+        if abs(total - size[new]) <= MERGED * abs(size[new]) and abs(total - size[new]) < best_single:
+            out[new] = group
+    return out
 
 
 def _similar(a: float, b: float) -> bool:
