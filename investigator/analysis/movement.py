@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from .counts import is_count, within_count_noise
-from .records import level_record
+from .records import level_record, steady_run
 from .spec import AnalysisSpec, Window
 
 Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
@@ -41,6 +41,7 @@ class Movement(BaseModel):
     record: bool = False  # beyond every earlier comparable change (at least `RECORD` of them)
     counts: bool = False  # the metric counts events: history and z in square roots (`counts.py`)
     level_record: int = 0  # the value is a record against this many earlier windows (`records.py`)
+    reverses: int = 0  # the windows in a row that moved the other way before this one (`records.py`)
 
 
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
@@ -155,7 +156,12 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     base = baseline_value(daily, spec)
     counts = is_count(spec, daily)
     scored = _scored(spec, cur, base, historical_changes(daily, spec, counts), counts)
-    return scored.model_copy(update={"level_record": level_record(daily, spec, window_value)})
+    return scored.model_copy(
+        update={
+            "level_record": level_record(daily, spec, window_value),
+            "reverses": steady_run(daily, spec, window_value),
+        }
+    )
 
 
 def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Movement]:

@@ -37,6 +37,23 @@ def level_record(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -
     return len(earlier) if records <= 1 else 0
 
 
+def steady_run(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> int:
+    """How many windows in a row moved the other way before this one (a fall after seven rises in
+    a row: 7), stepping back as `level_record` does; 0 when the move continues the run."""
+    earlier = _earlier_values(daily, spec, window_value)
+    now = window_value(daily, spec, spec.current)
+    if len(earlier) < 2 or not math.isfinite(now) or now == earlier[-1]:
+        return 0
+    sign = 1.0 if now > earlier[-1] else -1.0
+    run = 0
+    for before, after in zip(earlier[-2::-1], earlier[::-1], strict=False):
+        if sign * (after - before) < 0:
+            run += 1
+        else:
+            break
+    return run
+
+
 def _earlier_values(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> list[float]:
     """The metric over earlier windows of the current one's length, oldest first, stepping back by
     the window or by the baseline's lag when that is longer: a July against earlier Julys when the

@@ -20,6 +20,7 @@ from investigator.kinds import (
     offsetting,
     outrunner,
     record,
+    reversal,
     seasonality,
     segment,
     unlocalized,
@@ -32,6 +33,7 @@ from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
 KINDS: tuple[Kind, ...] = (
     data_quality.KIND,  # a move the data invented has no business cause
     record.KIND,  # a new record is to be explained, whatever its size
+    reversal.KIND,  # so is the end of a steady run
     seasonality.KIND,  # the calendar's move leaves nothing to a broad move
     whole_series.KIND,  # a single series: the whole of it moved
     mix_rate.KIND,  # a ratio: the denominator's mix, or its rate inside a segment

@@ -8,7 +8,7 @@ from investigator.analysis.counts import within_count_noise
 from investigator.analysis.movement import Movement
 from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
 from investigator.fmt import pair, seg
-from investigator.kinds import record
+from investigator.kinds import record, reversal
 from investigator.run.evidence import Evidence
 
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
@@ -61,10 +61,12 @@ def overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
 
 def to_explain(evidence: Evidence) -> bool:
     """A move the breakdown must explain: outside normal variation, on a history too short to call
-    it ordinary ("small" needs history: without it the breakdown is given, at low confidence), or
-    into a new record (`record`)."""
+    it ordinary ("small" needs history: without it the breakdown is given, at low confidence), into
+    a new record (`record`), or ending a steady run (`reversal`)."""
     move = evidence.movement
-    return evidence.significant or (move is not None and move.short_history) or record.notable(evidence)
+    if evidence.significant or (move is not None and move.short_history):
+        return True
+    return record.notable(evidence) or reversal.notable(evidence)
 
 
 def too_short(move: Movement) -> str:

@@ -46,6 +46,9 @@ def conclusion_text(
         )
     if move is not None and move.short_history:
         head += f" The history has {too_short(move)} to say how unusual this is."
+        head += kinds.reversal.note(evidence)
+    elif move is not None and kinds.reversal.note(evidence) and not kinds.record.note(evidence):
+        head += kinds.reversal.note(evidence)
     elif move is not None and kinds.record.note(evidence):
         scored = f" (z={move.z:+.1f} against recent windows)" if move.z is not None else ""
         head += kinds.record.note(evidence).rstrip(".") + scored + "."
