@@ -46,15 +46,27 @@ KINDS: tuple[Kind, ...] = (
 )
 
 __all__ = [
-    "KINDS", "Case", "Kind", "Reading", "Test", "cause_kinds", "confirmed_by", "owner", "read", "root_causes",
-    "seed_hypotheses", "test_for", "words",
+    "KINDS",
+    "Case",
+    "Kind",
+    "Reading",
+    "Test",
+    "cause_kinds",
+    "confirmed_by",
+    "notes",
+    "owner",
+    "read",
+    "root_causes",
+    "seed_hypotheses",
+    "test_for",
+    "words",
 ]  # fmt: skip
 
 
 def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     """Most important first: each kind in precedence order adds the causes its rule accepts,
     seeing those accepted before it."""
-    case = Case(evidence, spec)
+    case = Case(evidence, spec, notable=any(kind.notable(evidence) for kind in KINDS))
     for kind in KINDS:
         if kind.needs_dimensions and not spec.dimensions:
             continue
@@ -86,6 +98,11 @@ def read(result: AnalysisResult) -> Reading | None:
         return None
     text = " ".join(r.text for r in readings if r.text)
     return Reading(text or None, [u for r in readings for u in r.updates])
+
+
+def notes(evidence: Evidence) -> str:
+    """The sentences the kinds add to the headline (a record, the end of a steady run)."""
+    return "".join(kind.note(evidence) for kind in KINDS)
 
 
 def owner(cause: RootCause, spec: AnalysisSpec) -> Kind | None:

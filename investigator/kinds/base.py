@@ -29,6 +29,7 @@ class Case(NamedTuple):
     evidence: Evidence
     spec: AnalysisSpec
     accepted: tuple[tuple[str, RootCause], ...] = ()
+    notable: bool = False  # a kind says the move is news whatever its size (a record, a reversal)
 
     @property
     def causes(self) -> list[RootCause]:
@@ -103,3 +104,5 @@ class Kind:
     words: Callable[[RootCause, Evidence], str] = lambda c, e: c.kind
     check: Callable[[CheckData, RootCause], Checked] = lambda d, c: Checked(f"{c.kind} cannot be checked")
     needs_dimensions: bool = False
+    notable: Callable[[Evidence], bool] = lambda e: False  # the move is news: the breakdown explains it
+    note: Callable[[Evidence], str] = lambda e: ""  # a sentence the headline adds

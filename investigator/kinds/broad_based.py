@@ -56,7 +56,7 @@ def _read(p: AnalysisResult) -> Reading | None:
 
 def _decide(case: Case) -> list[RootCause]:
     segments = case.evidence.segments
-    if segments is None or not segments.broad.broad or not to_explain(case.evidence):
+    if segments is None or not segments.broad.broad or not to_explain(case):
         return []
     if data_quality.explains_all(case) or seasonality.seasonal(case):
         return []  # the data problem or the season moved everything alike

@@ -8,7 +8,7 @@ from investigator.analysis.counts import within_count_noise
 from investigator.analysis.movement import Movement
 from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
 from investigator.fmt import pair, seg
-from investigator.kinds import record, reversal
+from investigator.kinds.base import Case
 from investigator.run.evidence import Evidence
 
 MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
@@ -59,14 +59,12 @@ def overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
     return all(a.get(k) == v for k, v in b.items()) or all(b.get(k) == v for k, v in a.items())
 
 
-def to_explain(evidence: Evidence) -> bool:
+def to_explain(case: Case) -> bool:
     """A move the breakdown must explain: outside normal variation, on a history too short to call
-    it ordinary ("small" needs history: without it the breakdown is given, at low confidence), into
-    a new record (`record`), or ending a steady run (`reversal`)."""
-    move = evidence.movement
-    if evidence.significant or (move is not None and move.short_history):
-        return True
-    return record.notable(evidence) or reversal.notable(evidence)
+    it ordinary ("small" needs history: without it the breakdown is given, at low confidence), or
+    one a kind calls news whatever its size (`Kind.notable`: a record, the end of a steady run)."""
+    move = case.evidence.movement
+    return case.evidence.significant or (move is not None and move.short_history) or case.notable
 
 
 def too_short(move: Movement) -> str:

@@ -88,7 +88,7 @@ def _decide(case: Case) -> list[RootCause]:
     the mix (when mix drove it), or the segment the ratio moved inside (when rate drove it and
     localization found no narrower segment and the move was not broad)."""
     ratio, segments = case.evidence.ratio, case.evidence.segments
-    if ratio is None or not to_explain(case.evidence):
+    if ratio is None or not to_explain(case):
         return []
     if ratio.driver == "mix":
         return _mix_parts(ratio, case.spec)

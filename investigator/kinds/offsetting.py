@@ -29,7 +29,7 @@ def _decide(case: Case) -> list[RootCause]:
     taken = listed + data
     named = [c.change for c in case.causes if c.kind == kind and c.change]
     seen = {d for c in case.causes for d in c.segment}  # localization already split these dimensions
-    top = segment.leader(evidence)
+    top = segment.leader(case)
     out = []
     for m in segments.movers:
         against = any(m.change * c < 0 for c in named)

@@ -27,4 +27,4 @@ def note(evidence: Evidence) -> str:
     return f" It is the {way} value in {move.level_record + 1} windows of this length."
 
 
-KIND = Kind(name="record", needs_dimensions=True)
+KIND = Kind(name="record", notable=notable, note=note)

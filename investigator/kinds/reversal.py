@@ -27,4 +27,4 @@ def note(evidence: Evidence) -> str:
     return f" It is the first {now} after {move.reverses} {then} in a row."
 
 
-KIND = Kind(name="reversal")
+KIND = Kind(name="reversal", notable=notable, note=note)

@@ -35,14 +35,15 @@ from investigator.run.hypotheses import HypothesisKind, Status, Update
 CARRIES = outrunner.CARRIES
 
 
-def considered(evidence: Evidence) -> list[Segment]:
+def considered(case: Case) -> list[Segment]:
     """The localized segments the verdict weighs: none when the mix drove a ratio (the segments
     split a mix, not a rate); on a total within normal variation, only those the total hid."""
+    evidence = case.evidence
     segments = evidence.segments
-    ratio = evidence.ratio if to_explain(evidence) else None
+    ratio = evidence.ratio if to_explain(case) else None
     if segments is None or (ratio is not None and ratio.driver == "mix"):
         return []
-    if to_explain(evidence):
+    if to_explain(case):
         return segments.elements  # a short history cannot say the move is ordinary, nor a record
     return hidden(segments.elements, segments)
 
@@ -66,9 +67,9 @@ def hidden(elements: list[Segment], segments: SegmentExplanation | None) -> list
     return kept
 
 
-def leader(evidence: Evidence) -> float:
+def leader(case: Case) -> float:
     """The largest move among the segments weighed: the yardstick a smaller one is measured by."""
-    return max((abs(e.change) for e in considered(evidence)), default=0.0)
+    return max((abs(e.change) for e in considered(case)), default=0.0)
 
 
 def _decide(case: Case) -> list[RootCause]:
@@ -77,10 +78,10 @@ def _decide(case: Case) -> list[RootCause]:
         return []  # the data problem explains the move
     kind, segments = segment_kind(case.spec.is_ratio), evidence.segments
     taken = taken_by_data(case.of(data_quality.KIND.name), data_quality.relabelled(evidence))
-    top = leader(evidence)
+    top = leader(case)
     listed: list[dict[str, str]] = []
     causes = []
-    for e in considered(evidence):
+    for e in considered(case):
         if any(overlaps(e.segment, s) for s in taken):
             continue  # the data problem already explains this segment's move
         if abs(e.share) < MIN_SHARE or abs(e.change) < MIN_OF_LEADER * top:

@@ -36,7 +36,7 @@ def _decide(case: Case) -> list[RootCause]:
     ]
     if move is not None and move.short_history and not seasonality.seasonal(case):
         return _leaders(movers, case, segments)  # too little history to tell noise apart
-    if not segment.considered(evidence) and to_explain(evidence):
+    if not segment.considered(case) and to_explain(case):
         return _disproportionate(movers, case)  # localization was silent on a real move
     return []
 

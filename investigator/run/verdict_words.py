@@ -46,12 +46,10 @@ def conclusion_text(
         )
     if move is not None and move.short_history:
         head += f" The history has {too_short(move)} to say how unusual this is."
-        head += kinds.reversal.note(evidence)
-    elif move is not None and kinds.reversal.note(evidence) and not kinds.record.note(evidence):
-        head += kinds.reversal.note(evidence)
-    elif move is not None and kinds.record.note(evidence):
+        head += kinds.notes(evidence)
+    elif move is not None and kinds.notes(evidence):
         scored = f" (z={move.z:+.1f} against recent windows)" if move.z is not None else ""
-        head += kinds.record.note(evidence).rstrip(".") + scored + "."
+        head += kinds.notes(evidence).rstrip(".") + scored + "."
     elif move is not None and move.z is not None and not move.significant and causes[0].segment:
         inside = "one segment inside it is not" if len(causes) == 1 else "segments inside it moved"
         head += f" The total is within normal variation (z={move.z:+.1f}), but {inside}."
