@@ -28,7 +28,7 @@ from investigator.analysis.grain import (
     parse_window,
 )
 from investigator.analysis.ranges import check_baseline, is_range, parse_range, range_text
-from investigator.analysis.spec import Measure, parse_measure
+from investigator.analysis.spec import Measure, average_of, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
 
@@ -187,7 +187,11 @@ def parse_expression(expression: str) -> tuple[str, str | None]:
 
 
 def parse_metric(expression: str) -> tuple[Measure, Measure | None]:
-    """The metric's measures: one, or the two sides of a ratio (`sum(revenue)/count_distinct(user_id)`)."""
+    """The metric's measures: one, or the two sides of a ratio (`sum(revenue)/count_distinct(user_id)`).
+    `avg(col)` is the ratio it is: sum(col)/count(col), the mean of the non-null values."""
+    column = average_of(expression)
+    if column is not None:
+        return Measure(column=column), Measure(kind="count", column=column)
     num, den = parse_expression(expression)
     try:
         return parse_measure(num), parse_measure(den) if den else None
