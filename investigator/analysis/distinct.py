@@ -38,6 +38,7 @@ COUNTS, DELTAS = "@", "~"  # `__level` prefixes of an extract's window counts an
 WHOLE = "*"
 INDEX = "__i"  # the window's last period, on the grid of `spec.window_grain`
 CUR, BASE = "cur_", "base_"
+ONLY = "only_"  # a dimension value's count of the values seen in no other value (`only_cur_<m>`)
 _EPOCH = date(1970, 1, 1)
 _SHIFT = 1_000_000  # periods added before a floor division so that it never meets a negative
 
@@ -95,6 +96,47 @@ def count_expr(t: Table, spec: AnalysisSpec, by: list[str]) -> ir.Table:
     return t.group_by(by).aggregate(**aggs) if by else t.aggregate(**aggs)
 
 
+def only_counts(t: Table, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
+    """Per value of `dim`: each windowed measure's values seen in that value alone, in the window
+    (`only_cur_<m>`) and the baseline (`only_base_<m>`, its windows added up). The rest of the data
+    (every other value) holds the total's count less these: what a segment is compared with."""
+    cur, tiles = windows(spec)
+    time = spec.time_column
+    out: pd.DataFrame | None = None
+    for name, m in spec.windowed.items():
+        col = m.column or ""
+        for prefix, spans in ((CUR, [cur]), (BASE, tiles)):
+            for w in spans:
+                rows = t.filter(t[time].between(w.start, w.end) & t[col].notnull())
+                per = rows.group_by(__u=rows[col]).aggregate(
+                    __lo=rows[dim].min(), __hi=rows[dim].max(), __n=rows[dim].count(), __all=rows.count()
+                )
+                alone = per.filter(
+                    ((per["__lo"] == per["__hi"]) & (per["__n"] == per["__all"])) | (per["__n"] == 0)
+                )
+                key = ONLY + prefix + name
+                got = alone.group_by(alone["__lo"].name(dim)).aggregate(**{key: alone.count()}).to_pandas()
+                got[key] = got[key].astype(float)
+                if out is not None and key in out.columns:
+                    got = got.rename(columns={key: "__more"})
+                    out = out.merge(got, on=dim, how="outer")
+                    out[key] = out[key].fillna(0.0) + out.pop("__more").fillna(0.0)
+                else:
+                    out = got if out is None else out.merge(got, on=dim, how="outer")
+    return out.fillna(0.0) if out is not None else pd.DataFrame(columns=[dim])
+
+
+def dimension_counts(t: Table, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
+    """`count_expr` by one dimension, with `only_counts` alongside: a value's own numbers and the
+    rest of the data's."""
+    counts = count_expr(t, spec, [dim]).to_pandas()
+    if not spec.windowed:
+        return counts
+    return counts.merge(only_counts(t, spec, dim), on=dim, how="left").fillna(
+        {ONLY + p + n: 0.0 for n in spec.windowed for p in (CUR, BASE)}
+    )
+
+
 def delta_expr(t: Table, spec: AnalysisSpec, name: str, by: list[str]) -> ir.Table:
     """Per group of `by` and window end (`__i`), how the distinct count of measure `name` over the
     window ending there differs from the one ending a period before (`__d`); rows of one group
@@ -105,8 +147,8 @@ def delta_expr(t: Table, spec: AnalysisSpec, name: str, by: list[str]) -> ir.Tab
     rows = t.filter(t[column].notnull() & t[time].notnull())
     pairs = rows.select(*by, __u=rows[column], __p=period_index(rows[time], g)).distinct()
     prev = pairs["__p"].lag().over(ibis.window(group_by=[*by, "__u"], order_by="__p"))
-    fresh = prev.isnull() | (prev + length <= pairs["__p"])
-    runs = pairs.mutate(__s=ibis.ifelse(fresh, pairs["__p"], prev + length), __e=pairs["__p"] + length)
+    start = ibis.greatest(pairs["__p"], (prev + length).fill_null(pairs["__p"]))  # one window function
+    runs = pairs.mutate(__s=start, __e=pairs["__p"] + length)
     runs = runs.filter(runs["__s"] < runs["__e"])
     enters = runs.group_by([*by, runs["__s"].name(INDEX)]).aggregate(__d=runs.count())
     leaves = runs.group_by([*by, runs["__e"].name(INDEX)]).aggregate(__d=-runs.count())
@@ -155,7 +197,10 @@ def extract_rows(table: Table, spec: AnalysisSpec, dims: list[str]) -> list[pd.D
     out: list[pd.DataFrame] = []
     cur = spec.current.end
     for level, by in [("", dims), (WHOLE, []), *((d, [d]) for d in dims)]:
-        counts = count_expr(table, spec, by).to_pandas()
+        if level in dims:
+            counts = dimension_counts(table, spec, level)
+        else:
+            counts = count_expr(table, spec, by).to_pandas()
         counts["__level"], counts[spec.time_column] = COUNTS + level, cur
         out.append(counts)
     g = spec.window_grain

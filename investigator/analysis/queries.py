@@ -27,7 +27,7 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from .distinct import COUNTS, WHOLE, count_expr, rolled, window_deltas
+from .distinct import COUNTS, ONLY, WHOLE, count_expr, dimension_counts, rolled, window_deltas
 from .grain import Grain
 from .reading import TimeColumnError as TimeColumnError
 from .reading import as_dates as as_dates
@@ -208,24 +208,30 @@ def distinct_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | Non
     dims = spec.dimensions
     labels = labels if labels is not None else null_labels(leaves(table), dims)
     cols = [p + m for m in spec.measures for p in (CUR, BASE)]
+    only = [ONLY + p + m for m in spec.windowed for p in (CUR, BASE)]
 
     def counted(by: list[str], level: str) -> pd.DataFrame:
+        mine = cols + (only if level in dims else [])
         if is_extract(table):
             rows = table.filter(table[LEVEL] == COUNTS + level)
-            df = rows.select(*by, *cols).to_pandas()
+            df = rows.select(*by, *mine).to_pandas()
+        elif level in dims:
+            df = dimension_counts(measured(table, spec), spec, level)
         else:
             df = count_expr(measured(table, spec), spec, by).to_pandas()
-        for c in cols:
+        for c in mine:
             df[c] = pd.to_numeric(df[c], errors="coerce").fillna(0.0).astype(float)
         for m in spec.measures:
             df[BASE + m] *= spec.baseline_scale
+            if ONLY + BASE + m in df.columns:
+                df[ONLY + BASE + m] *= spec.baseline_scale
         _label(df, by, labels)
         return df
 
     cube = counted(dims, "")
     cube = cube.sort_values(dims).reset_index(drop=True) if dims else cube
     rollups = {WHOLE: counted([], WHOLE)}
-    rollups |= {d: counted([d], d).groupby(d)[cols].sum() for d in dims}
+    rollups |= {d: counted([d], d).groupby(d)[cols + only].sum() for d in dims}
     cube.attrs[ROLLUPS] = {"of": _fingerprint(cube, spec), **rollups}
     return cube
 
@@ -251,6 +257,21 @@ def grouped(cube: pd.DataFrame, spec: AnalysisSpec, dim: str, cols: list[str] | 
         out: pd.DataFrame = rollups[dim][cols]
         return out
     return cube.groupby(dim, observed=True, dropna=False)[cols].sum()
+
+
+def rest(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
+    """Per value of `dim` (the index), the rest of the data's `cur_`/`base_` numbers: the total less
+    the value's, and for a distinct count the total less the values seen in that value alone (a
+    user on both devices is in the rest of each)."""
+    cols = [p + m for m in spec.measures for p in (CUR, BASE)]
+    g = grouped(cube, spec, dim, None)
+    tot = whole(cube, spec)
+    out = pd.DataFrame({c: tot[c] - g[c] for c in cols}, index=g.index)
+    rollups = _rollups(cube, spec) if spec.windowed else None
+    if rollups is not None and dim in rollups:
+        for c in [c for c in cols if c.split("_", 1)[1] in spec.windowed]:
+            out[c] = tot[c] - rollups[dim][ONLY + c]
+    return out
 
 
 def whole(cube: pd.DataFrame, spec: AnalysisSpec) -> pd.Series:

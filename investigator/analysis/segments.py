@@ -13,7 +13,7 @@ from .drill import DrillDown as DrillDown
 from .drill import drill_down as drill_down
 from .localize import localize, localize_ratio
 from .movement import pct_change
-from .queries import BASE, CUR, grouped, whole
+from .queries import BASE, CUR, grouped, rest, whole
 from .spec import AnalysisSpec
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ def fair_shares(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> list[FairSh
     """Every value of `dim` against its fair share, largest |excess| first."""
     g = _sums(cube, spec, dim)
     tot = _sums(cube, spec, None).iloc[0]
+    others = rest(cube, spec, dim)  # a distinct count's rest holds users also in the segment
     n, d = spec.numerator, spec.denominator
 
     def rate(row: Any, p: str) -> float:
@@ -67,12 +68,12 @@ def fair_shares(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> list[FairSh
     total_change = rate(tot, CUR) - rate(tot, BASE) if (not d or (tot[CUR + d] and tot[BASE + d])) else 0.0
     out = []
     for value, row in g.iterrows():
-        rest = tot - row
-        usable = not d or bool(row[BASE + d] and row[CUR + d] and rest[BASE + d] and rest[CUR + d])
+        rest_ = others.loc[value]
+        usable = not d or bool(row[BASE + d] and row[CUR + d] and rest_[BASE + d] and rest_[CUR + d])
         if not usable or not total_change:
             continue
         cur, base = rate(row, CUR), rate(row, BASE)
-        rest_pct = pct_change(rate(rest, CUR), rate(rest, BASE))
+        rest_pct = pct_change(rate(rest_, CUR), rate(rest_, BASE))
         own = pct_change(cur, base)
         if d:  # the rate's part of the ratio's change, at the segment's current weight
             w = float(row[CUR + d] / tot[CUR + d])
@@ -323,12 +324,16 @@ def departures(
     out = []
     for dim in spec.dimensions:
         g = grouped(cube, spec, dim, [CUR + n, BASE + n])
+        others = rest(cube, spec, dim)
         for value, row in g.iterrows():
             share = float(row[CUR + n] - row[BASE + n]) / total
             if share < CARRY:
                 continue
-            rest = tot - row
-            pct, rest_pct = pct_change(row[CUR + n], row[BASE + n]), pct_change(rest[CUR + n], rest[BASE + n])
+            rest_ = others.loc[value]
+            pct, rest_pct = (
+                pct_change(row[CUR + n], row[BASE + n]),
+                pct_change(rest_[CUR + n], rest_[BASE + n]),
+            )
             counts = history.windows.get("*") if history.windows is not None else None
             z = _departure_z(history.series(dim, spec), spec, dim, str(value), pct, rest_pct, counts)
             out.append(Departure(segment={dim: str(value)}, pct=pct, rest_pct=rest_pct, share=share, z=z))

@@ -241,3 +241,16 @@ def test_postgres_counts_the_windows_users_once(postgres, tmp_path: Path) -> Non
     assert grouped(cube, spec, "device").loc["web", "cur_distinct_user_id"] == users(
         frame, WEEK, device="web"
     )
+
+
+def test_a_segment_is_compared_with_the_rest_of_the_datas_own_users(engine) -> None:  # type: ignore[no-untyped-def]
+    from investigator.analysis.queries import rest
+
+    frame = activity()
+    spec = spec_for("count_distinct(user_id)", WEEK, PREVIOUS)
+    cube = period_cube(engine(frame, spec), spec)
+    cur = frame[(frame["date"] >= WEEK.start) & (frame["date"] <= WEEK.end)]
+    # the users of the rest of the data: on web, whether or not also on ios
+    assert rest(cube, spec, "device").loc["ios", "cur_distinct_user_id"] == users(frame, WEEK, device="web")
+    not_de = cur.loc[cur["country"] != "DE", "user_id"].nunique()
+    assert rest(cube, spec, "country").loc["DE", "cur_distinct_user_id"] == not_de
