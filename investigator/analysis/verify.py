@@ -18,7 +18,7 @@ from .causes import CauseKind, RootCause, finite
 from .drill import _mask
 from .movement import movement
 from .quality import quality_checks
-from .queries import BASE, CUR
+from .queries import BASE, CUR, whole
 from .ratio import mix_rate
 from .seasonality import seasonality
 from .segments import broad_based
@@ -109,8 +109,9 @@ def verify_causes(
             else:
                 dim = next(iter(segment))
                 table_ = mix_rate(cube, spec, dim)
-                r0 = _ratio(cube[BASE + spec.numerator].sum(), cube[BASE + spec.denominator].sum())
-                r1 = _ratio(cube[CUR + spec.numerator].sum(), cube[CUR + spec.denominator].sum())
+                tot = whole(cube, spec)  # a distinct count's total is its own count, not its leaves'
+                r0 = _ratio(tot[BASE + spec.numerator], tot[BASE + spec.denominator])
+                r1 = _ratio(tot[CUR + spec.numerator], tot[CUR + spec.denominator])
                 own = table_.loc[table_[dim] == str(segment[dim]), "mix"].sum()  # its part of the mix
                 measured = float(own / (r1 - r0)) if r1 != r0 else None
                 problem = _size(claimed, measured, tolerance)

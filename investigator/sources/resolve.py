@@ -140,7 +140,7 @@ def resolve(
 def _labelled(metric: str, row_filter: RowFilter | None, approx: bool) -> str:
     """The metric's name in every output: with its filter, and saying when it is approximate."""
     name = f"{metric} [{row_filter.described}]" if row_filter is not None else metric
-    return f"{name} (approximate)" if approx and "approx" not in metric else name
+    return f"{name} (approximate)" if approx and "approx_count_distinct" not in metric else name
 
 
 def _dialect(source: DataSource) -> str | None:
