@@ -350,7 +350,9 @@ def _departure_z(frame: pd.DataFrame, spec: AnalysisSpec, dim: str, value: str, 
     if "date" not in frame.columns:  # a windowed distinct count: each window's own counts
         if value not in frame.columns or whole is None:
             return None
-        rest = whole.iloc[:, 0] - frame[value]  # the rest's users, those only in the segment left out
+        # the rest's history as the total less the segment: a user in both is in neither (the
+        # windows' own rest counts are `queries.rest`; per earlier window there is no such count)
+        rest = whole.iloc[:, 0] - frame[value]
         changes = windowed_changes(pd.DataFrame({"seg": frame[value], "rest": rest}), spec)
         diff = changes[:, 0] - changes[:, 1]
         return recent_z(pct - rest_pct, diff[np.isfinite(diff)], spec)[0]
