@@ -254,3 +254,15 @@ def test_a_segment_is_compared_with_the_rest_of_the_datas_own_users(engine) -> N
     assert rest(cube, spec, "device").loc["ios", "cur_distinct_user_id"] == users(frame, WEEK, device="web")
     not_de = cur.loc[cur["country"] != "DE", "user_id"].nunique()
     assert rest(cube, spec, "country").loc["DE", "cur_distinct_user_id"] == not_de
+
+
+def test_the_chart_shows_each_segments_own_change_and_the_overlap() -> None:
+    from investigator.report.charts import _steps
+
+    frame = activity()
+    spec = spec_for("count_distinct(user_id)", WEEK, PREVIOUS)
+    cube = period_cube(ibis.memtable(frame), spec)
+    total = users(frame, WEEK) - users(frame, PREVIOUS)
+    steps = {s.label: s.change for s in _steps(cube, spec, ["device"], total)}
+    assert steps["ios"] == users(frame, WEEK, device="ios") - users(frame, PREVIOUS, device="ios")
+    assert sum(steps.values()) == pytest.approx(total) and "in several segments" in steps

@@ -14,7 +14,7 @@ from investigator.analysis.spec import parse_measure
 from investigator.errors import UserError
 from investigator.request import metric_definition
 
-from .conftest import findings, load_duckdb, same
+from .conftest import findings, load_duckdb, load_sqlite, same
 from .test_engines import run
 
 METRICS = """\
@@ -98,6 +98,16 @@ def test_distinct_counts_from_a_database_match_the_file(project: tuple[Path, pd.
     for metric in ("dau", "arpu", "events"):
         reference = run(metric, str(path), path.parent / "runs")
         got = run(metric, f"duckdb:///{db}", path.parent / "runs", table="activity")
+        assert same(findings(reference), findings(got)) == [], metric
+
+
+def test_window_distinct_counts_from_sqlite_match_the_file(project: tuple[Path, pd.DataFrame]) -> None:
+    path, frame = project
+    db = path.parent / "activity.sqlite"
+    load_sqlite(db, "activity", frame)
+    for metric in ("dau", "arpu"):
+        reference = run(metric, str(path), path.parent / "runs")
+        got = run(metric, f"sqlite:///{db}", path.parent / "runs", table="activity")
         assert same(findings(reference), findings(got)) == [], metric
 
 
