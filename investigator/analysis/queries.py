@@ -27,6 +27,10 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
+from .cube import ROLLUPS, fingerprint
+from .cube import grouped as grouped
+from .cube import rest as rest
+from .cube import whole as whole
 from .distinct import COUNTS, ONLY, WHOLE, count_expr, dimension_counts, rolled, window_deltas
 from .grain import Grain
 from .reading import TimeColumnError as TimeColumnError
@@ -39,7 +43,7 @@ CUR, BASE = "cur_", "base_"
 ROWS, DISTINCT_ROWS = "__rows", "__distinct_rows"  # extract columns: rows, distinct rows per group
 NULLS, NEGATIVES, DISTINCT = "__nulls", "__negatives", "__distinct"  # suffixes of per-measure parts
 LEVEL, LEAF, TOTAL = "__level", "", "*"  # an extract's rollup rows for distinct counts
-ROLLUPS, WINDOWS = "rollups", "windows"  # `attrs` of the cube and of the per-period totals
+WINDOWS = "windows"  # `attrs` of the per-period totals: windowed distinct counts
 NULL = "null"  # the label of a null dimension value: a segment of its own
 _NULL_ALTERNATIVES = (NULL, "(null)", "<null>", "<missing>")
 
@@ -232,57 +236,8 @@ def distinct_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | Non
     cube = cube.sort_values(dims).reset_index(drop=True) if dims else cube
     rollups = {WHOLE: counted([], WHOLE)}
     rollups |= {d: counted([d], d).groupby(d)[cols + only].sum() for d in dims}
-    cube.attrs[ROLLUPS] = {"of": _fingerprint(cube, spec), **rollups}
+    cube.attrs[ROLLUPS] = {"of": fingerprint(cube, spec), **rollups}
     return cube
-
-
-def _fingerprint(cube: pd.DataFrame, spec: AnalysisSpec) -> tuple[int, float]:
-    """What ties rollups to the cube they were counted with: a slice of it has other leaves."""
-    return len(cube), round(float(cube[CUR + spec.numerator].sum()), 6)
-
-
-def _rollups(cube: pd.DataFrame, spec: AnalysisSpec) -> dict[str, Any] | None:
-    got = cube.attrs.get(ROLLUPS)
-    if not got or got.get("of") != _fingerprint(cube, spec):
-        return None
-    return dict(got)
-
-
-def grouped(cube: pd.DataFrame, spec: AnalysisSpec, dim: str, cols: list[str] | None = None) -> pd.DataFrame:
-    """The cube's `cur_`/`base_` columns per value of `dim` (the index): the engine's own counts of
-    each value when the metric has a distinct count, else the leaves added up."""
-    cols = cols or [p + m for m in spec.measures for p in (CUR, BASE)]
-    rollups = _rollups(cube, spec) if not spec.additive else None
-    if rollups is not None and dim in rollups:
-        out: pd.DataFrame = rollups[dim][cols]
-        return out
-    return cube.groupby(dim, observed=True, dropna=False)[cols].sum()
-
-
-def rest(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
-    """Per value of `dim` (the index), the rest of the data's `cur_`/`base_` numbers: the total less
-    the value's, and for a distinct count the total less the values seen in that value alone (a
-    user on both devices is in the rest of each)."""
-    cols = [p + m for m in spec.measures for p in (CUR, BASE)]
-    g = grouped(cube, spec, dim, None)
-    tot = whole(cube, spec)
-    out = pd.DataFrame({c: tot[c] - g[c] for c in cols}, index=g.index)
-    rollups = _rollups(cube, spec) if spec.windowed else None
-    if rollups is not None and dim in rollups:
-        for c in [c for c in cols if c.split("_", 1)[1] in spec.windowed]:
-            out[c] = tot[c] - rollups[dim][ONLY + c]
-    return out
-
-
-def whole(cube: pd.DataFrame, spec: AnalysisSpec) -> pd.Series:
-    """The cube's `cur_`/`base_` totals: the engine's count over the whole data for a distinct
-    count (users in several segments once), else the leaves added up."""
-    cols = [p + m for m in spec.measures for p in (CUR, BASE)]
-    rollups = _rollups(cube, spec) if not spec.additive else None
-    if rollups is not None:
-        out: pd.Series = rollups[WHOLE][cols].iloc[0]
-        return out
-    return cube[cols].sum()
 
 
 def window_series(table: Table, spec: AnalysisSpec, first: date, last: date) -> pd.DataFrame:

@@ -145,11 +145,15 @@ def test_an_avg_n_baseline_is_the_mean_of_its_windows_counts() -> None:
     assert m.baseline == pytest.approx(np.mean([users(frame, WEEK.shifted(7 * k)) for k in (1, 2, 3, 4)]))
 
 
-def test_user_days_stay_available_by_name() -> None:
+def test_user_days_stay_available_by_name(engine) -> None:  # type: ignore[no-untyped-def]
     frame = activity()
     spec = spec_for("count_distinct_daily(user_id)", WEEK, PREVIOUS)
-    m = movement(daily_totals(ibis.memtable(frame), spec), spec)
+    table = engine(frame, spec)
+    m = movement(daily_totals(table, spec), spec)
     assert m.current == user_days(frame, WEEK) > users(frame, WEEK)
+    web = frame[frame["device"] == "web"]
+    cube = period_cube(table, spec)
+    assert grouped(cube, spec, "device").loc["web", "cur_distinct_daily_user_id"] == user_days(web, WEEK)
 
 
 def test_revenue_per_distinct_user_splits_into_mix_rate_and_overlap(engine) -> None:  # type: ignore[no-untyped-def]
