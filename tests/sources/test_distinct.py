@@ -270,3 +270,17 @@ def test_the_chart_shows_each_segments_own_change_and_the_overlap() -> None:
     steps = {s.label: s.change for s in _steps(cube, spec, ["device"], total)}
     assert steps["ios"] == users(frame, WEEK, device="ios") - users(frame, PREVIOUS, device="ios")
     assert sum(steps.values()) == pytest.approx(total) and "in several segments" in steps
+
+
+def test_an_approximate_count_says_so_in_the_metrics_name(tmp_path: Path) -> None:
+    from investigator.config import MetricDefinition
+    from investigator.request import build_request
+    from investigator.sources.resolve import resolve
+
+    path = tmp_path / "a.parquet"
+    activity().to_parquet(path)
+    definition = MetricDefinition(expression="approx_count_distinct(user_id)")
+    request = build_request("wau", str(path), "7d", None, "previous", None, None, None)
+    spec, _ = resolve(request, path, definition)
+    assert spec.metric == "wau (approximate)"
+    assert any("approximately (the engine's HyperLogLog estimate)" in n for n in spec.notes)
