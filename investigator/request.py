@@ -126,6 +126,11 @@ class Request(BaseModel):
         description="the rows the run keeps: a segment (region=EU, several joined with , or &) or a "
         "boolean SQL expression over the table's columns; checked against the data in sources.filters",
     )
+    semantic_manifest: str | None = Field(
+        None,
+        description="a dbt semantic manifest (or a dbt project folder) that defines `metric`; its "
+        "filter is in `filter` already",
+    )
 
     @field_validator("baseline")
     @classmethod
@@ -199,8 +204,13 @@ def parse_metric(expression: str) -> tuple[Measure, Measure | None]:
         raise UserError(f"metric {expression!r}: {e}") from None
 
 
-def metric_definition(metric: str) -> MetricDefinition:
-    """The metric as `metrics.yaml` defines it, else the name read as a measure or a ratio."""
+def metric_definition(metric: str, semantic_manifest: str | None = None) -> MetricDefinition:
+    """The metric as a dbt semantic manifest or `metrics.yaml` defines it, else the name read as a
+    measure or a ratio."""
+    if semantic_manifest is not None:
+        from investigator.semantic import semantic_metric
+
+        return semantic_metric(semantic_manifest, metric).definition
     known = load_metrics().get(metric)
     if known is not None:
         return known
@@ -222,6 +232,7 @@ def build_request(
     sql: str | None = None,
     keep_dimensions: list[str] | str | None = None,
     filter: str | dict[str, Any] | None = None,
+    semantic_manifest: str | None = None,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line). `filter` is the `--filter`
@@ -245,11 +256,21 @@ def build_request(
         keep_dimensions = [d.strip() for d in keep_dimensions.split(",") if d.strip()]
     if isinstance(filter, dict):
         filter = segment_text(filter)
+    if semantic_manifest:  # the metric's own filter, and the user's, both hold
+        from investigator.semantic import semantic_metric
+
+        semantic = semantic_metric(semantic_manifest, metric)
+        kept = semantic.filter
+        both = [f for f in (kept, filter) if f]
+        filter = " AND ".join(f"({f})" for f in both) if len(both) > 1 else filter or kept
+        if data and ("://" in data or data.startswith("env:")) and not (table or sql):
+            table = semantic.table  # the semantic model's table, behind the warehouse's URL
+    semantic_manifest = str(semantic_manifest) if semantic_manifest else None
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
-        "filter": (filter or "").strip() or None,
+        "filter": (filter or "").strip() or None, "semantic_manifest": semantic_manifest,
     }  # fmt: skip
     try:
         return Request.model_validate(fields)
