@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from pydantic import (
@@ -265,7 +266,7 @@ def build_request(
         filter = " AND ".join(f"({f})" for f in both) if len(both) > 1 else filter or kept
         if data and ("://" in data or data.startswith("env:")) and not (table or sql):
             table = semantic.table  # the semantic model's table, behind the warehouse's URL
-    semantic_manifest = str(semantic_manifest) if semantic_manifest else None
+    semantic_manifest = str(Path(semantic_manifest).expanduser().resolve()) if semantic_manifest else None
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,

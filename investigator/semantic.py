@@ -32,6 +32,13 @@ _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DIMENSION = re.compile(r"\{\{\s*Dimension\(\s*['\"]([^'\"]+)['\"]\s*\)\s*\}\}")
 _RATIO = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*/\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 _AGG = {"sum": "sum", "count": "count", "count_distinct": "count_distinct", "average": "avg"}
+_REFUSED = {
+    "min": "a minimum is one row's value, not a total of segments",
+    "max": "a maximum is one row's value, not a total of segments",
+    "median": "a median is no total of segments",
+    "percentile": "a percentile is no total of segments",
+    "sum_boolean": "make the column an integer in the model and sum it",
+}
 
 
 class SemanticMetric(BaseModel):
@@ -139,10 +146,10 @@ def _simple(manifest: Any, metric: Any) -> tuple[Any, str, tuple[str, ...]]:
                 column = measure.expr or measure.name
                 agg = str(getattr(measure.agg, "value", measure.agg)).lower()
                 if agg not in _AGG:
+                    why = _REFUSED.get(agg, "not a total of segments")
                     raise UserError(
                         f"metric {metric.name!r}: measure {measure.name!r} aggregates with {agg}, which is "
-                        "not supported (a minimum, maximum or percentile is one row's value, not a total "
-                        "of segments); sum, count, count_distinct and average are"
+                        f"not supported ({why}); sum, count, count_distinct and average are"
                     )
                 if str(column).strip() == "1" and agg in ("sum", "count"):
                     return model, "count(*)", tuple(_filters(measure_input.filter))
