@@ -17,11 +17,11 @@ from investigator.config import MetricDefinition, Settings
 from investigator.errors import ConfigError, DataError
 from investigator.factories import sandbox_backend
 from investigator.fmt import clip
+from investigator.kinds import seed_hypotheses
 from investigator.memory import load_recall_model, recall
 from investigator.memory.models import source_key
 from investigator.request import Request, metric_definition
 from investigator.run.guard import check_unchanged, fingerprint
-from investigator.run.hypotheses import seed_hypotheses
 from investigator.run.state import RunState, load, new_run_id, run_dir, save
 from investigator.sources import source_for
 from investigator.sources.extract import EXTRACT_FILE, write_extract

@@ -119,3 +119,64 @@ def test_no_module_is_longer_than_a_sitting() -> None:
     long = {n: len(p.read_text().splitlines()) for n, p in modules().items()}
     assert {n: k for n, k in long.items() if k > MAX_LINES} == {}
     assert long["investigator.run.loop"] <= LOOP_MAX_LINES
+
+
+KINDS_PACKAGE = "investigator.kinds"
+ROOT_CAUSES_MAX_LINES = 40
+
+
+PLANTED = ast.parse("from investigator.kinds.segment import _decide\nfrom investigator.kinds import KINDS\n")
+
+
+def private_imports(module: ast.Module) -> set[str]:
+    """`from investigator.x import _name` in a module: a private name crossing modules."""
+    return {
+        f"{node.module}.{a.name}"
+        for node in ast.walk(module)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("investigator")
+        for a in node.names
+        if a.name.startswith("_") and not a.name.startswith("__")
+    }
+
+
+def test_the_private_import_finder_finds_a_planted_one() -> None:
+    assert private_imports(PLANTED) == {"investigator.kinds.segment._decide"}
+
+
+def test_no_private_name_crosses_a_module_of_the_kinds_package() -> None:
+    crossing = {
+        name: found
+        for name, path in modules().items()
+        if name.startswith(KINDS_PACKAGE)
+        if (found := private_imports(tree(path)))
+    }
+    assert crossing == {}
+
+
+def test_no_module_outside_the_kinds_reaches_into_a_kind_for_a_private_name() -> None:
+    crossing = {
+        name: {f for f in found if f.startswith(KINDS_PACKAGE)}
+        for name, path in modules().items()
+        if (found := private_imports(tree(path)))
+    }
+    assert {n: f for n, f in crossing.items() if f} == {}
+
+
+def test_deciding_the_causes_is_one_short_loop_over_the_kinds() -> None:
+    path = modules()[KINDS_PACKAGE]
+    fn = next(n for n in ast.walk(tree(path)) if isinstance(n, ast.FunctionDef) and n.name == "root_causes")
+    assert fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 <= ROOT_CAUSES_MAX_LINES
+    loops = [n for n in ast.walk(fn) if isinstance(n, ast.For)]
+    assert len(loops) == 1 and ast.unparse(loops[0].iter) == "KINDS"
+
+
+def test_every_kind_is_listed_once_and_every_kind_module_is_listed() -> None:
+    from investigator.kinds import KINDS
+
+    names = [k.name for k in KINDS]
+    assert len(names) == len(set(names))
+    helpers = {"base", "common", "verify"}
+    kind_modules = {
+        n.rsplit(".", 1)[1] for n in modules() if n.startswith(KINDS_PACKAGE + ".") and n.count(".") == 2
+    } - helpers
+    assert kind_modules == set(names)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         localize_cube,
     )
     from .spec import AnalysisSpec, Window
-    from .verify import Verification, verify_causes
+    from .verify import Verification
 
 _EXPORTS = {
     "Grain": "grain",
@@ -78,7 +78,6 @@ _EXPORTS = {
     "AnalysisSpec": "spec",
     "Window": "spec",
     "Verification": "verify",
-    "verify_causes": "verify",
 }
 
 __all__ = [
@@ -122,7 +121,6 @@ __all__ = [
     "seasonality",
     "segment_table",
     "top_contributions",
-    "verify_causes",
 ]
 
 

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from .counts import is_count, within_count_noise
+from .records import level_record
 from .spec import AnalysisSpec, Window
 
 Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
@@ -37,6 +39,8 @@ class Movement(BaseModel):
     strong: bool = False  # |z| >= Z_STRONG: far outside normal variation
     in_points: bool = False  # a ratio: history and z are in the ratio's own units, not percent
     record: bool = False  # beyond every earlier comparable change (at least `RECORD` of them)
+    counts: bool = False  # the metric counts events: history and z in square roots (`counts.py`)
+    level_record: int = 0  # the value is a record against this many earlier windows (`records.py`)
 
 
 WINDOWS = "windows"  # the per-period frame's `attrs`: windowed distinct counts (`queries.daily_totals`)
@@ -87,10 +91,14 @@ def pct_change(current: float, baseline: float) -> float | None:
     return (current - baseline) / abs(baseline)
 
 
-def _change(value: pd.Series, base: pd.Series, spec: AnalysisSpec) -> pd.Series:
+def _change(value: pd.Series, base: pd.Series, spec: AnalysisSpec, counts: bool = False) -> pd.Series:
     """A window's change against its baseline: relative for a sum (a series whose level grew
     100-fold is judged on percent changes), in the ratio's own units for a ratio (a share's move is
-    read in points, and a small share's percent swings are noise)."""
+    read in points, and a small share's percent swings are noise), in square roots for a count
+    (`counts.py`: a count's noise grows with its square root, so 6 -> 14 events is read on the
+    scale of how the count swings, not as +133%)."""
+    if counts:
+        return np.sqrt(value.clip(lower=0)) - np.sqrt(base.clip(lower=0))
     change = value - base if spec.is_ratio else (value - base) / base.abs()
     return change.replace([np.inf, -np.inf], np.nan)
 
@@ -105,7 +113,7 @@ def overlap(spec: AnalysisSpec) -> float:
     return float(max(1, spec.window_periods))
 
 
-def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = False) -> np.ndarray:
     """Relative changes of every earlier same-length window against its own baseline.
 
     Windows are counted in the periods the current one is made of (days, weeks, months, ...) and
@@ -115,16 +123,16 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     """
     g = spec.window_grain
     if spec.windowed:
-        return _windowed_changes(daily, spec)
+        return _windowed_changes(daily, spec, counts)
     if g.unit != "day":
-        return _period_changes(daily, spec)
+        return _period_changes(daily, spec, counts)
     length, offset = spec.current.days, spec.baseline_offset
     full = daily.set_index("date").reindex(
         pd.date_range(daily["date"].min(), daily["date"].max(), freq="D").date, fill_value=0.0
     )
     value = _rolling_value(full, spec, length, length)
     base = _rolling_value(full, spec, spec.baseline.days, length).shift(offset)
-    change = _change(value, base, spec)
+    change = _change(value, base, spec, counts)
     ends = pd.Series(pd.to_datetime(full.index), index=full.index)
     last_end = spec.current.start - timedelta(days=1)
     keep = (ends.dt.date <= last_end) & change.notna()
@@ -148,7 +156,7 @@ def _rolling_value(full: pd.DataFrame, spec: AnalysisSpec, periods: int, length:
     return num if periods == length else num * (length / periods)
 
 
-def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = False) -> np.ndarray:
     """`historical_changes` over periods: a period with no rows is missing (NaN) in data of weeks,
     months or years, and zero in daily data summed to months."""
     g = spec.window_grain
@@ -161,24 +169,24 @@ def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
     length, offset = spec.window_periods, spec.baseline_lag
     value = _rolling_value(full, spec, length, length)
     base = _rolling_value(full, spec, spec.baseline_periods, length).shift(offset)
-    change = _change(value, base, spec)
+    change = _change(value, base, spec, counts)
     keep = (full.index < g.index(spec.current.start)) & change.notna()
     out: np.ndarray = change[keep].to_numpy(dtype=float)
     return out
 
 
-def _windowed_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+def _windowed_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = False) -> np.ndarray:
     """`historical_changes` when a measure is a distinct count over the window: every window's
     value is read off the engine's counts of the window ending at each period, a sum's summed."""
     g, length = spec.window_grain, spec.window_periods
-    counts = _windows(daily, spec)
+    counted = _windows(daily, spec)
     idx = pd.Series([g.index(d) for d in daily["date"]], index=daily.index)
     sums = [m for m in spec.measures if m not in spec.windowed]
-    per = daily[sums].groupby(idx).sum(min_count=1).reindex(counts.index)
+    per = daily[sums].groupby(idx).sum(min_count=1).reindex(counted.index)
     if spec.grain == "day":
         per = per.fillna(0.0)
     parts = {m: per[m].rolling(length, min_periods=length).sum() for m in sums}
-    parts |= {m: counts[m] for m in spec.windowed}
+    parts |= {m: counted[m] for m in spec.windowed}
     lag, n = spec.baseline_lag, len(spec.tiles(spec.baseline))
     base = {m: sum(v.shift(lag + k * length) for k in range(n)) for m, v in parts.items()}
     num, den = spec.numerator, spec.denominator
@@ -186,7 +194,7 @@ def _windowed_changes(daily: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
         value, before = parts[num], base[num] * spec.baseline_scale
     else:
         value, before = parts[num] / parts[den], base[num] / base[den]
-    change = _change(value, before, spec)
+    change = _change(value, before, spec, counts)
     keep = (change.index < g.index(spec.current.start)) & change.notna()
     if g.unit == "day" and length % 7:
         ends = pd.Series([g.at(int(i)) for i in change.index], index=change.index)
@@ -200,7 +208,9 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
     base = baseline_value(daily, spec)
-    return _scored(spec, cur, base, historical_changes(daily, spec))
+    counts = is_count(spec, daily)
+    scored = _scored(spec, cur, base, historical_changes(daily, spec, counts), counts)
+    return scored.model_copy(update={"level_record": level_record(daily, spec, window_value)})
 
 
 def movements(
@@ -323,16 +333,20 @@ def recent_z(
     return z, med, spread
 
 
-def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Movement:
+def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray, counts: bool = False) -> Movement:
     """A movement from its two window values and its history of earlier changes (oldest first).
 
     The move is judged against the series' recent history: its last `RECENT` comparable windows,
     so that swings from an era when the level was far smaller or wilder do not make a record move
     look ordinary. Fewer than `MIN_HISTORY` comparable windows (overlapping windows counted as
-    the independent ones they stand for) cannot judge it: `short_history`, and no z."""
+    the independent ones they stand for) cannot judge it: `short_history`, and no z. A count
+    that moved within its own Poisson noise did not move (`counts.py`)."""
     pct = pct_change(cur, base)
     points = spec.is_ratio
-    now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
+    if counts:
+        now = float(np.sqrt(max(cur, 0.0)) - np.sqrt(max(base, 0.0))) if np.isfinite(cur + base) else None
+    else:
+        now = (cur - base if np.isfinite(cur) and np.isfinite(base) else None) if points else pct
     z, med, spread = recent_z(now, hist, spec)
     windows = len(hist) / overlap(spec)
     record = (
@@ -340,8 +354,9 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         and windows >= RECORD
         and bool((now < np.min(hist)) if now < 0 else (now > np.max(hist)))
     )  # the largest fall (or rise) in decades is no normal variation, however wild the series
-    if cur == base:  # 0 to 0 (or any value to itself) did not move, whatever history says
-        significant = False
+    if cur == base or (counts and z is None and within_count_noise(base, cur)):
+        significant = False  # it did not move, or (too little history) no more than a count's noise
+        record = False
     elif z is not None:
         significant = abs(z) >= Z_SIGNIFICANT or record
     else:  # too little history to know normal variation: fall back to a plain threshold
@@ -362,4 +377,5 @@ def _scored(spec: AnalysisSpec, cur: float, base: float, hist: np.ndarray) -> Mo
         strong=bool(z is not None and abs(z) >= Z_STRONG and cur != base),
         in_points=points,
         record=bool(record),
+        counts=counts,
     )

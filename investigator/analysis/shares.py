@@ -10,7 +10,7 @@ from .queries import BASE, CUR, grouped, whole
 from .spec import AnalysisSpec
 
 
-def _ratio(n: float, d: float) -> float:
+def ratio_of(n: float, d: float) -> float:
     return n / d if d else float("nan")
 
 
@@ -37,6 +37,8 @@ def segment_share(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str
         return float((seg[CUR + n] - seg[BASE + n]) / total) if total else None
     n1, d1, n0, d0 = (tot[c] for c in (CUR + n, CUR + d, BASE + n, BASE + d))
     sn1, sd1, sn0, sd0 = (seg[c] for c in (CUR + n, CUR + d, BASE + n, BASE + d))
-    change = _ratio(n1, d1) - _ratio(n0, d0)
-    counterfactual = _ratio(n1 - sn1 + sd1 * _ratio(sn0, sd0), d1) if sd0 else _ratio(n1 - sn1, d1 - sd1)
-    return float((_ratio(n1, d1) - counterfactual) / change) if change else None
+    change = ratio_of(n1, d1) - ratio_of(n0, d0)
+    counterfactual = (
+        ratio_of(n1 - sn1 + sd1 * ratio_of(sn0, sd0), d1) if sd0 else ratio_of(n1 - sn1, d1 - sd1)
+    )
+    return float((ratio_of(n1, d1) - counterfactual) / change) if change else None

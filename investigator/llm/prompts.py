@@ -19,6 +19,7 @@ from functools import cache
 from pydantic import BaseModel
 
 import investigator.analysis as analysis
+from investigator import kinds
 from investigator.llm.errors import PromptTooLarge
 from investigator.run.compress import Compressed
 from investigator.run.context import cut, estimate_tokens
@@ -62,11 +63,10 @@ Choose the next step from the investigation state below.
 emit(drill_down(cube, spec, {"country": "JP"})).
 - PIVOT: leave the current hypothesis for another open one (hypothesis_id = the one to move to).
 - CONCLUDE: when the evidence explains the movement, or when the state says you must. Give the \
-conclusion, a confidence and the root_causes: kind (segment_change, rate_change, mix_shift, \
-data_quality, seasonality, broad_based, no_change), segment as dimension -> value exactly as in the \
-data ({} for the whole metric), contribution as the share of the change (0.78 for 78%), and detail \
-for data_quality (missing_data, duplicates or incomplete_recent_data). Each cause is recomputed from \
-the data before the conclusion is accepted: a wrong segment or share gets it refused.
+conclusion, a confidence and the root_causes: kind ({cause_kinds}), segment as dimension -> value \
+exactly as in the data ({} for the whole metric), contribution as the share of the change (0.78 for \
+78%), and detail for data_quality (missing_data, duplicates or incomplete_recent_data). Each cause \
+is recomputed from the data before the conclusion is accepted: a wrong segment or share gets it refused.
 Do not repeat a step whose finding is listed, and do not conclude before the state allows it.
 
 {context}"""
@@ -117,13 +117,18 @@ def library_reference() -> str:
     return "\n".join(lines)
 
 
+def _template(phase: Phase) -> str:
+    """A phase's instructions, with the kinds of cause filled in from `investigator.kinds`."""
+    return TEMPLATES[phase].replace("{cause_kinds}", ", ".join(kinds.cause_kinds()))
+
+
 def system_prompt() -> str:
     return SYSTEM.replace("{library}", library_reference())
 
 
 def fixed_tokens(phase: Phase) -> int:
     """The size of a phase's prompt with its variable slot empty."""
-    return estimate_tokens(system_prompt()) + estimate_tokens(TEMPLATES[phase].replace(SLOTS[phase], ""))
+    return estimate_tokens(system_prompt()) + estimate_tokens(_template(phase).replace(SLOTS[phase], ""))
 
 
 def build(phase: Phase, variable: str, budget: int) -> Prompt:
@@ -134,7 +139,7 @@ def build(phase: Phase, variable: str, budget: int) -> Prompt:
             f"the {phase} prompt would carry ~{used} tokens of context, over context_budget_tokens "
             f"({budget}); nothing was sent. Raise context_budget_tokens or lower last_result_max_chars."
         )
-    user = TEMPLATES[phase].replace(SLOTS[phase], variable)
+    user = _template(phase).replace(SLOTS[phase], variable)
     messages = [{"role": "system", "content": system_prompt()}, {"role": "user", "content": user}]
     return Prompt(phase=phase, messages=messages, variable_tokens=used, fixed_tokens=fixed_tokens(phase))
 

@@ -15,9 +15,9 @@ from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_validator, model_validator
 
-from investigator.run.compress import Compressed, Update, summarise
+from investigator.run.compress import Compressed, summarise
 from investigator.run.decision import CauseKind, Confidence, Decision, DecisionType, RootCause
-from investigator.run.hypotheses import HypothesisKind, Status
+from investigator.run.hypotheses import HypothesisKind, Status, Update
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -1,54 +1,27 @@
 """The deterministic offline planner: no network, same evidence -> same decisions.
 
-It works through the hypotheses in a fixed order (data quality, seasonality, segments or mix/rate,
-broad-based), testing each with a call into the analysis library in the kernel, drills into the
+It works through the hypotheses in the kinds' order (`investigator.kinds.KINDS`), testing each with
+the kernel code its kind gives, drills into the
 segments it finds, pivots when a hypothesis is ruled out, and concludes from the evidence.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import seg
+from investigator.kinds import test_for
 from investigator.memory.models import FactKind, FactProposal, fact_id
 from investigator.run.compress import Compressed
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
-from investigator.run.evidence import Evidence
 from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
 from investigator.run.tokens import Usage
 from investigator.run.verdict import conclusion_text, confidence, root_causes, with_facts
 from sandbox.models import ExecResult
 
-_SEGMENTS = "explanation = explain_segments(cube, spec, history=history)\nemit(explanation)"
-# hypothesis kind -> (whether the evidence that tests it is in, the code that produces it)
-TESTS: dict[HypothesisKind, tuple[Callable[[Evidence], bool], str]] = {
-    "data_quality": (
-        lambda e: e.quality is not None,
-        "quality = quality_checks(table, spec, daily, history)\nemit(quality)",
-    ),
-    "seasonality": (lambda e: e.seasonality is not None, "season = seasonality(daily, spec)\nemit(season)"),
-    "segments": (lambda e: e.segments is not None, _SEGMENTS),
-    "mix": (
-        lambda e: e.ratio is not None,
-        "decomposition = decompose_ratio(cube, spec)\nemit(decomposition)\n"
-        "print(mix_rate(cube, spec, decomposition.dimension).to_string())",
-    ),
-    "rate": (lambda e: e.segments is not None, _SEGMENTS),
-    "broad_based": (lambda e: e.segments is not None, _SEGMENTS),
-}
-WHY: dict[HypothesisKind, str] = {
-    "data_quality": "Rule out a data artefact first: a missing partition or duplicated day fakes a movement.",
-    "seasonality": "Check whether the same movement happened in the comparable period before.",
-    "segments": "Localize the change: find the smallest set of segments, at any depth, that explains it.",
-    "mix": "Split the ratio's change into mix (denominator shares shifting) and rate (ratio within "
-    "segments).",
-    "rate": "Localize where the ratio moved within segments, at any depth.",
-    "broad_based": "Check whether every segment moved alike.",
-}
 MAX_DRILLS = 3
 
 
@@ -70,8 +43,8 @@ class OfflinePlanner:
             return self.conclude(context)
         hyps = context.hypotheses
         for h in hyps:
-            tested, code = TESTS[h.kind]
-            if tested(context.evidence) or not h.open:
+            test = test_for(h.kind)
+            if test.tested(context.evidence) or not h.open:
                 continue
             if h.status == Status.PENDING and _just_ruled_out(context):
                 return Decision(
@@ -80,7 +53,7 @@ class OfflinePlanner:
                     rationale=f"{context.findings[-1].hypothesis_id} is ruled out; "
                     f"pivot to {h.id}: {h.statement}",
                 )
-            return Decision(type=DecisionType.ANALYZE, hypothesis_id=h.id, rationale=WHY[h.kind], code=code)
+            return Decision(type=DecisionType.ANALYZE, hypothesis_id=h.id, rationale=test.why, code=test.code)
         drill = self._next_drill(context)
         if drill is not None:
             return drill

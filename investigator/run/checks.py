@@ -18,7 +18,8 @@ from investigator.analysis.contributions import SegmentChange, segment_table
 from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.table import Table, TableAggregates
-from investigator.analysis.verify import Verification, verify_causes
+from investigator.analysis.verify import Verification
+from investigator.kinds.verify import verify_causes
 from investigator.memory.models import ApprovedFact
 from investigator.run.late_facts import measurable
 from investigator.sources.base import DataSource

@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from investigator.analysis.movement import Movement
-from investigator.analysis.quality import QualityIssue, QualityReport
+from investigator.analysis.quality import QualityReport
 from investigator.analysis.ratio import RatioDecomposition
 from investigator.analysis.seasonality import Seasonality
 from investigator.analysis.segments import BroadBased, DrillDown, SegmentExplanation
@@ -89,33 +89,6 @@ class Evidence(BaseModel):
     def significant(self) -> bool:
         """Whether the movement is outside normal variation (assumed so until measured)."""
         return self.movement.significant if self.movement is not None else True
-
-
-# A data problem is a cause when it explains this share of the change: a missing partition or a
-# duplicated period is certain, so a smaller share counts than for a heuristic (late data, nulls).
-MATERIAL = {"missing_data": 0.1, "duplicates": 0.1}
-MATERIAL_DEFAULT = 0.25
-EXPLAINED = 0.7  # a whole-metric issue that more specific ones explain this much of is not listed
-
-
-def material_issues(quality: QualityReport | None) -> list[QualityIssue]:
-    """The data problems worth listing, most important first: those that moved the metric the
-    way it moved, by a material share. A whole-metric issue on the same
-    periods as segment issues that account for most of its effect (a country's missing day makes
-    the whole last day look late) is the same problem seen from further away: it is dropped."""
-    change = quality.numerator_change if quality else 0.0
-    issues = [
-        i
-        for i in (quality.issues if quality else [])
-        if abs(i.share) >= MATERIAL.get(i.detail, MATERIAL_DEFAULT) and i.effect * change > 0
-    ]  # a problem that pushed the metric the other way cannot explain how it moved
-    specific = [i for i in issues if i.segment]
-
-    def explained(whole: QualityIssue) -> bool:
-        same = [i for i in specific if set(i.days) & set(whole.days)]
-        return bool(whole.effect) and sum(i.effect for i in same) / whole.effect >= EXPLAINED
-
-    return [i for i in issues if i.segment or not explained(i)]
 
 
 def input_notes(spec: AnalysisSpec, evidence: Evidence) -> list[str]:

@@ -36,7 +36,10 @@ print("table is the aggregated extract the data's engine computed (one row per d
       "measures summed, rows in __rows): use the analysis functions, or table['__rows'].sum() "
       "for row counts; the raw rows stay in the database")
 """
-VERIFY = "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
+VERIFY = (
+    "from investigator.kinds.verify import verify_causes\n"
+    "emit(verify_causes(table, daily, cube, spec, {causes!r}, tolerance={tolerance!r}))"
+)
 RELOADED = "The kernel died and was restarted; the data was reloaded (table, daily, history, cube, spec)."
 RESUMED = (
     "This run was resumed in a new kernel: the data was loaded again (table, daily, history, cube, "

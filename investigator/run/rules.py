@@ -12,9 +12,8 @@ from itertools import pairwise
 from pydantic import BaseModel
 
 from investigator.config import RunSettings
-from investigator.run.compress import Update
 from investigator.run.decision import Decision, DecisionType
-from investigator.run.hypotheses import Hypothesis, Status, current, next_pending, with_status
+from investigator.run.hypotheses import Hypothesis, Status, Update, current, next_pending, with_status
 from investigator.run.state import RunState
 
 NEAR_IDENTICAL = 0.9

@@ -19,12 +19,13 @@ from pydantic import BaseModel, Field
 from investigator.analysis.spec import AnalysisSpec
 from investigator.config import RunSettings
 from investigator.files import write_atomic
+from investigator.kinds import confirmed_by
 from investigator.memory.models import MemoryContext
 from investigator.request import Request
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.guard import Fingerprint
-from investigator.run.hypotheses import Hypothesis, confirmed_by
+from investigator.run.hypotheses import Hypothesis
 from investigator.run.tokens import TokenMeter, Usage
 
 STATE_FILE = "state.json"

@@ -49,8 +49,18 @@ def test_short_windows_compare_the_same_weekday() -> None:
 
 
 def test_too_little_history_falls_back_to_a_plain_threshold() -> None:
-    m = movement(daily([10.0] * 7 + [9.0] * 7), spec())
+    m = movement(daily([10.5] * 7 + [9.45] * 7), spec())
     assert m.z is None and m.history_points == 0 and m.significant  # -10% >= 5%
+    assert not m.counts  # revenue in cents is no count of events
+
+
+def test_a_count_that_moved_within_its_own_noise_did_not_move() -> None:
+    """70 -> 63 events (-10%) is within a count's Poisson noise (2 sqrt(133) = 23): not significant,
+    where the same -10% of a sum of amounts is; 1,400 -> 1,260 is outside it (2 sqrt(2660) = 103)."""
+    small = movement(daily([10.0] * 7 + [9.0] * 7), spec())
+    assert small.counts and not small.significant and small.z is None
+    large = movement(daily([200.0] * 7 + [180.0] * 7), spec())
+    assert large.counts and large.significant
 
 
 def test_ratio_metric_and_zero_baseline() -> None:

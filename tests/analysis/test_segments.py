@@ -8,7 +8,7 @@ import pytest
 
 from investigator.analysis.segments import broad_based, drill_down, explain_segments
 from investigator.analysis.shares import segment_share
-from investigator.analysis.verify import verify_causes
+from investigator.kinds.verify import verify_causes
 
 from .helpers import spec
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from investigator.analysis.causes import RootCause
-from investigator.analysis.verify import verify_causes
+from investigator.kinds.verify import verify_causes
 
 from .helpers import spec
 from .test_segments import S, leaf_cube

@@ -88,9 +88,11 @@ def test_the_number_formatter_takes_any_value() -> None:
 
 def test_the_quality_finding_always_counts_bad_values() -> None:
     from investigator.analysis.quality import QualityIssue, QualityReport
-    from investigator.run.compress import quality
+    from investigator.run.compress import summarise
 
     big = QualityIssue(detail="missing_data", effect=-50, share=-0.5, evidence="no rows on 03-26")
     bad = QualityIssue(detail="null_values", evidence="3 NaN or infinite values", non_finite=3)
-    text, _ = quality(QualityReport(metric="v", numerator_change=-100, issues=[big, bad]))
+    read = summarise(QualityReport(metric="v", numerator_change=-100, issues=[big, bad]))
+    assert read is not None
+    text = read[0]
     assert "3 NaN or infinite values were left out of the sums" in text

@@ -16,10 +16,10 @@ from investigator.llm.prompts import DECIDE, system_prompt
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
 from investigator.request import Request
-from investigator.run.compress import Compressed, Update
+from investigator.run.compress import Compressed
 from investigator.run.context import Context, build_context
 from investigator.run.decision import Decision, DecisionType
-from investigator.run.hypotheses import Status
+from investigator.run.hypotheses import Status, Update
 from investigator.run.rules import apply_updates
 from investigator.run.tokens import Usage
 from investigator.runs import new_run

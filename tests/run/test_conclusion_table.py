@@ -11,7 +11,8 @@ import pandas as pd
 from investigator import investigate
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec, Window
-from investigator.run.hypotheses import Hypothesis, Status, confirmed_by, seed_hypotheses, with_status
+from investigator.kinds import confirmed_by, seed_hypotheses
+from investigator.run.hypotheses import Hypothesis, Status, with_status
 
 
 def _yearly_two_regions() -> pd.DataFrame:

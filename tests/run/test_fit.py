@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from investigator.kinds import seed_hypotheses
 from investigator.run.context import Context, cut, fit
-from investigator.run.hypotheses import seed_hypotheses
 from investigator.run.state import Finding
 
 from ..analysis.helpers import spec

@@ -319,7 +319,8 @@ def test_a_small_move_without_history_is_not_called_normal_variation() -> None:
     (cause,) = root_causes(ev, SUM)
     assert cause.kind == "no_change"
     assert cause.evidence == (
-        "+2.0% is a small move; only 2 comparable earlier windows, too few to tell it from normal variation"
+        "+2.0%: only 2 comparable earlier windows, too few to tell it from normal variation, and no segment, "
+        "mix or rate explains it"
     )
 
 
@@ -454,8 +455,8 @@ def test_conclusion_for_no_change_gives_the_z_score() -> None:
     )
     ev = Evidence(movement=move(z=None, significant=False, change_pct=-0.01))
     assert conclusion_text(root_causes(ev, SUM), ev, SUM).endswith(  # never "normal" on a short history
-        "That is a small move, and there are only 2 comparable earlier windows, too few to tell it from "
-        "normal variation."
+        "There are only 2 comparable earlier windows, too few to tell it from normal variation, and no "
+        "segment, mix or rate explains it."
     )
 
 

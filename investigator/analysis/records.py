@@ -1,0 +1,58 @@
+"""A new record: the window's value is the lowest (or highest) of a long history of earlier windows
+of the same length, a record no recent window set. Dashboards call such a value out, and a person
+asks why even when the move into it was of an ordinary size (a batting average that fell to its
+lowest in 97 years). A trending series sets a record nearly every window: those are no news.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from .spec import AnalysisSpec, Window
+
+Value = Callable[[pd.DataFrame, AnalysisSpec, Window], float]  # `movement.window_value`
+
+RECORD_WINDOWS = 20  # earlier windows a record must beat, and the recent ones that must have set none
+
+
+def level_record(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> int:
+    """How many earlier windows the current one is a record against (lowest or highest of all of
+    them), 0 when it is none, when the history is shorter than `RECORD_WINDOWS` windows, or when
+    more than one of the last `RECORD_WINDOWS` windows set a record the same way (a trend)."""
+    earlier = _earlier_values(daily, spec, window_value)
+    now = window_value(daily, spec, spec.current)
+    if len(earlier) < RECORD_WINDOWS or not math.isfinite(now):
+        return 0
+    low = now < min(earlier)
+    if not (low or now > max(earlier)):
+        return 0
+    sign = -1.0 if low else 1.0
+    records = 0
+    for i in range(len(earlier) - RECORD_WINDOWS, len(earlier)):
+        before = earlier[:i]
+        records += bool(before) and sign * earlier[i] > max(sign * v for v in before)
+    return len(earlier) if records <= 1 else 0
+
+
+def _earlier_values(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> list[float]:
+    """The metric over each earlier window of the current one's length that does not overlap it,
+    oldest first; daily windows of whole weeks only (others mix weekdays)."""
+    g, first = spec.window_grain, daily["date"].min()
+    if g.unit == "day" and spec.current.days % 7:
+        return []
+    out, w = [], spec.current
+    while True:
+        if g.unit == "day":
+            w = w.shifted(spec.current.days)
+        else:
+            start, end = g.shift_window(w.start, w.end, -spec.window_periods)
+            w = Window(start=start, end=end)
+        if w.start < first:
+            break
+        value = window_value(daily, spec, w)
+        if math.isfinite(value):
+            out.append(value)
+    return out[::-1]

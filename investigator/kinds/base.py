@@ -1,0 +1,105 @@
+"""What every kind of cause is made of, so that one module can hold all of one kind.
+
+A `Kind` is a value: its hypotheses (statement, the kernel code that tests each and why), how it
+reads a typed result into a finding and hypothesis updates, its cause rule, its words, and how a
+claimed cause of the kind is re-checked on the host. The list of kinds, in precedence order, is
+`investigator.kinds.KINDS`; everything that needs "the kinds" reads that list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import pandas as pd
+
+from investigator.analysis.causes import CauseKind, RootCause
+from investigator.analysis.spec import AnalysisSpec
+from investigator.analysis.table import Table
+from investigator.run.evidence import AnalysisResult, Evidence
+from investigator.run.hypotheses import HypothesisKind, Update
+
+
+class Case(NamedTuple):
+    """What a cause rule sees: the evidence, the question, and the causes kinds of higher
+    precedence already accepted, each with its kind's name (a data problem that explains the move
+    leaves nothing to a segment)."""
+
+    evidence: Evidence
+    spec: AnalysisSpec
+    accepted: tuple[tuple[str, RootCause], ...] = ()
+
+    @property
+    def causes(self) -> list[RootCause]:
+        return [c for _, c in self.accepted]
+
+    def of(self, kind: str) -> list[RootCause]:
+        """The causes one kind accepted."""
+        return [c for k, c in self.accepted if k == kind]
+
+
+class Reading(NamedTuple):
+    """A kind's reading of one result: a sentence for the finding (None: it has nothing to say)
+    and the hypothesis updates it implies."""
+
+    text: str | None
+    updates: list[Update]
+
+
+class CheckData(NamedTuple):
+    """What the host recomputes a claimed cause from: the engine's aggregates of the run's data."""
+
+    table: Table
+    daily: pd.DataFrame
+    cube: pd.DataFrame
+    spec: AnalysisSpec
+    tolerance: float
+    cache: dict[str, object]
+
+
+class Checked(NamedTuple):
+    """The host's check of one claim: the problem (None: verified) and the share it measured."""
+
+    problem: str | None
+    measured: float | None = None
+
+
+@dataclass(frozen=True)
+class Test:
+    """How the offline planner tests one hypothesis: whether its evidence is in, the kernel code
+    that produces it, and why it is worth a step."""
+
+    tested: Callable[[Evidence], bool]
+    code: str
+    why: str
+
+
+def _none(case: Case) -> list[RootCause]:
+    return []
+
+
+def _silent(result: AnalysisResult) -> Reading | None:
+    return None
+
+
+def _unowned(cause: RootCause, spec: AnalysisSpec) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of cause. Every part but `name` has a default, so a kind that has no hypothesis
+    (offsetting moves) or no result of its own to read says nothing about it."""
+
+    name: str
+    causes: tuple[CauseKind, ...] = ()  # the kinds of cause it names, in the causes' vocabulary
+    hypotheses: Callable[[AnalysisSpec], list[tuple[HypothesisKind, str]]] = lambda spec: []
+    tests: dict[HypothesisKind, Test] = field(default_factory=dict)
+    read: Callable[[AnalysisResult], Reading | None] = _silent
+    decide: Callable[[Case], list[RootCause]] = _none
+    owns: Callable[[RootCause, AnalysisSpec], bool] = _unowned
+    confirms: dict[CauseKind, HypothesisKind] = field(default_factory=dict)
+    words: Callable[[RootCause, Evidence], str] = lambda c, e: c.kind
+    check: Callable[[CheckData, RootCause], Checked] = lambda d, c: Checked(f"{c.kind} cannot be checked")
+    needs_dimensions: bool = False

@@ -1,0 +1,85 @@
+"""The bar a segment must clear to be named, and the cause it becomes: shared by every kind whose
+cause is a segment (a fair-share departure, an offset, an outrunner, a leader on a short history)."""
+
+from __future__ import annotations
+
+from investigator.analysis.causes import CauseKind, RootCause, finite
+from investigator.analysis.counts import within_count_noise
+from investigator.analysis.movement import Movement
+from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
+from investigator.fmt import pair, seg
+from investigator.kinds import record
+from investigator.run.evidence import Evidence
+
+MIN_SHARE = 0.1  # a segment must explain a tenth of the net change to be listed as a cause
+MIN_OF_LEADER = 0.1  # ... and move at least a tenth as much as the leading segment
+LOCALIZE = "explanation = explain_segments(cube, spec, history=history)\nemit(explanation)"
+SEGMENT_CAUSES: tuple[CauseKind, ...] = ("segment_change", "rate_change")
+
+
+def beyond_fair_share(e: Segment, segments: SegmentExplanation | None) -> bool:
+    """A one-dimension element is a cause only when it departed from its fair share (what it
+    would have changed at the rest's rate); deeper elements were chosen by localization, which
+    already weighs each against its siblings."""
+    if segments is None or len(e.segment) != 1:
+        return True
+    dim = next(iter(e.segment))
+    spread = next((d for d in segments.broad.dimensions if d.dimension == dim), None)
+    if spread is None:
+        return True
+    return any(f.segment == e.segment for f in spread.departing)
+
+
+def moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None = None) -> RootCause:
+    """A segment's move as a cause: its numbers, then `tail`; `segment` when a drill narrowed it."""
+    return RootCause(
+        kind=kind,
+        segment=segment or s.segment,
+        contribution=share_of(s.share),
+        change=finite(s.change),
+        evidence=f"{seg(s.segment)}: {' -> '.join(pair(s.baseline, s.current))}{tail}",
+    )
+
+
+def noise(evidence: Evidence, s: Segment | SegmentMove) -> bool:
+    """A segment of a count whose change is within its own noise (0 -> 2 events) is never a cause."""
+    move = evidence.movement
+    return move is not None and move.counts and within_count_noise(s.baseline, s.current)
+
+
+def share_of(x: float | None) -> float | None:
+    """A share from the evidence, rounded; a NaN or an infinity (bad data, or a forged result from
+    the kernel) is none, so the cause carries no share and the check refuses it."""
+    f = finite(x)
+    return round(f, 3) if f is not None else None
+
+
+def overlaps(a: dict[str, str], b: dict[str, str]) -> bool:
+    """One segment is a part or the whole of the other."""
+    return all(a.get(k) == v for k, v in b.items()) or all(b.get(k) == v for k, v in a.items())
+
+
+def to_explain(evidence: Evidence) -> bool:
+    """A move the breakdown must explain: outside normal variation, on a history too short to call
+    it ordinary ("small" needs history: without it the breakdown is given, at low confidence), or
+    into a new record (`record`)."""
+    move = evidence.movement
+    return evidence.significant or (move is not None and move.short_history) or record.notable(evidence)
+
+
+def too_short(move: Movement) -> str:
+    """How little history there is, said as a reason ("only 2 comparable earlier windows, too few")."""
+    n = round(move.comparable_windows)
+    if n < 1:
+        return "no comparable earlier window, too few"
+    return f"only {n} comparable earlier window{'s' if n != 1 else ''}, too few"
+
+
+def segment_kind(is_ratio: bool) -> CauseKind:
+    """A segment's move in a ratio is its rate changing inside it."""
+    return "rate_change" if is_ratio else "segment_change"
+
+
+def taken_by_data(data_causes: list[RootCause], relabelled: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Segments a data problem already explains: its own, and both labels of a renamed value."""
+    return [c.segment for c in data_causes if c.segment] + relabelled
