@@ -3,6 +3,8 @@
     python benchmarks/scale.py                      # DuckDB and Spark 1M and 10M rows, Postgres, SQLite 1M
     python benchmarks/scale.py --sizes 1000000 --skip-postgres --skip-spark --queries
     python benchmarks/scale.py --with-100m          # adds DuckDB at 100M rows (minutes, ~3 GB disk)
+    python benchmarks/scale.py --distinct-sizes 10000000 --sizes "" --sqlite-sizes "" \
+        --skip-postgres --skip-spark                # count_distinct(user_id) at 10M rows only
 
 Event-level rows (one per order: 90 days, 5 dimensions of 8 x 3 x 5 x 6 x 4 values, a planted drop
 in one channel over the last week) go into a DuckDB database file, a PostgreSQL cluster started
@@ -21,7 +23,11 @@ under the same load:
   benchmark parent's peak across fork and exec; Postgres or Spark's JVM is not the host's; DuckDB
   runs inside it), peak RSS of the sandbox processes (MCP server and kernel), bytes the engine sent
   (the extract's Arrow buffers), the extract's rows and the cause found.
-Host and kernel memory should stay flat as rows grow: both only ever see aggregates. `--queries`
+Host and kernel memory should stay flat as rows grow: both only ever see aggregates.
+`--distinct-sizes` adds DuckDB runs of `count_distinct(user_id)` (users drawn from 1M, so a week
+holds about as many distinct users as rows a day): every window counted whole by the engine (the
+window, the baseline, each leaf and dimension value, and the window ending at every day for the
+history), with `run / engine`, the run's time over the engine's own time for those aggregates. `--queries`
 prints each query's seconds as sent and as the engine alone took. Prints a table and one JSON line.
 """
 
@@ -74,6 +80,7 @@ def own_peak_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # not Linux: the best there is
 
 data, table, runs, keep = sys.argv[1], sys.argv[2] or None, sys.argv[3], sys.argv[4]
+metric = sys.argv[5] if len(sys.argv) > 5 else "revenue"
 moved = []
 write = run_files.write_extract
 def counted(*a, **k):
@@ -102,7 +109,7 @@ def sample():
         time.sleep(0.1)
 threading.Thread(target=sample, daemon=True).start()
 started = time.monotonic()
-request = build_request("revenue", data, "7d", None, "previous", None, None, None, table=table)
+request = build_request(metric, data, "7d", None, "previous", None, None, None, table=table)
 report = runner.investigate(request, load_settings(runs_dir=runs, sandbox="local"))
 elapsed = time.monotonic() - started
 log.handlers.clear()
@@ -220,15 +227,21 @@ def parquet(rows: int) -> Path:
     return path
 
 
-def duckdb_file(rows: int) -> Path:
+USERS = 1_000_000  # user ids of the distinct-count runs
+
+
+def duckdb_file(rows: int, users: bool = False) -> Path:
+    """The events in a DuckDB file; with `users`, each row gets a user_id (hash of the row number,
+    out of `USERS`), for the distinct-count runs."""
     import duckdb
 
     source = parquet(rows)
-    path = CACHE / f"events_{rows}.ddb"
+    path = CACHE / (f"events_users_{rows}.ddb" if users else f"events_{rows}.ddb")
     if not path.exists():
         path.with_suffix(".partial").unlink(missing_ok=True)
         con = duckdb.connect(str(path.with_suffix(".partial")))
-        con.execute(f"CREATE TABLE events AS SELECT * FROM read_parquet('{source}')")
+        user = f", 'u' || (hash(row_number() OVER ()) % {USERS}) AS user_id" if users else ""
+        con.execute(f"CREATE TABLE events AS SELECT *{user} FROM read_parquet('{source}')")
         con.close()
         path.with_suffix(".partial").replace(path)
     return path
@@ -299,16 +312,17 @@ def postgres(rows: int) -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def end_to_end(data: str, table: str, rows: int) -> dict:
+def end_to_end(data: str, table: str, rows: int, metric: str = "revenue") -> dict:
     """One run on `data` in a fresh process, then a file run on the extract it wrote: that one
     does all the run's work but the engine's (start-up, kernel, analysis, report), so it is the
     fixed cost a run on any engine adds to the engine's own time."""
     runs = Path(tempfile.mkdtemp(prefix="bench-runs-"))
     keep = runs.parent / f"{runs.name}-extract.parquet"
     try:
-        got = _process(data, table, runs, keep)
-        if "error" not in got and keep.exists():
-            fixed = _process(str(keep), "", runs / "fixed", runs / "unused.parquet")
+        got = _process(data, table, runs, keep, metric)
+        if "error" not in got and keep.exists() and metric == "revenue":  # a distinct count's
+            # extract holds its counts, not the column: it cannot be investigated as a file
+            fixed = _process(str(keep), "", runs / "fixed", runs / "unused.parquet", metric)
             got["fixed_s"] = fixed.get("elapsed_s")
         if "error" not in got and data.startswith("spark://"):
             got["engine_cold_s"] = spark_cold(table, got.get("sql", []))
@@ -318,9 +332,9 @@ def end_to_end(data: str, table: str, rows: int) -> dict:
     return {"rows": rows, **got}
 
 
-def _process(data: str, table: str, runs: Path, keep: Path) -> dict:
+def _process(data: str, table: str, runs: Path, keep: Path, metric: str = "revenue") -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", RUNNER, data, table, str(runs), str(keep)],
+        [sys.executable, "-c", RUNNER, data, table, str(runs), str(keep), metric],
         capture_output=True, text=True, cwd=ROOT, timeout=3600,
     )  # fmt: skip
     if out.returncode != 0:
@@ -335,6 +349,7 @@ def main() -> int:
     ap.add_argument("--spark-sizes", default="1000000,10000000", help="Spark local[2] sizes (rows)")
     ap.add_argument("--with-100m", action="store_true", help="add DuckDB at 100M rows")
     ap.add_argument("--sqlite-sizes", default="1000000", help="SQLite file sizes (rows)")
+    ap.add_argument("--distinct-sizes", default="10000000", help="DuckDB count_distinct(user_id) sizes")
     ap.add_argument("--skip-postgres", action="store_true")
     ap.add_argument("--skip-spark", action="store_true")
     ap.add_argument("--queries", action="store_true", help="print every query each run sent")
@@ -343,6 +358,10 @@ def main() -> int:
     results = []
     for n in sizes:
         results.append({"engine": "duckdb", **end_to_end(f"duckdb:///{duckdb_file(n)}", "events", n)})
+    for n in _sizes(args.distinct_sizes):
+        url = f"duckdb:///{duckdb_file(n, users=True)}"
+        got = end_to_end(url, "events", n, "count_distinct(user_id)")
+        results.append({"engine": "duckdb distinct", **got})
     for n in _sizes(args.sqlite_sizes):
         results.append({"engine": "sqlite", **end_to_end(f"sqlite:///{sqlite_file(n)}", "events", n)})
     for n in [] if args.skip_postgres else _sizes(args.postgres_sizes):
@@ -367,6 +386,8 @@ def main() -> int:
             f"{_s(rest):>6} {_s(r['connect_s']):>9} {len(r['queries']):>7} {r['host_peak_mb']:>7} "
             f"{r['kernel_peak_mb']:>9} {r['bytes_moved']:>11,} {r['extract_rows']:>7,}  {r['found']}"
         )
+        if engine:
+            print(f"{'':<15} {'':>11} run / engine {r['elapsed_s'] / engine:.2f}")
         cold = r.get("engine_cold_s")
         if cold is not None and fixed is not None:
             print(f"{'':<15} {'':>11} engine cold {cold:.1f} s (a fresh Spark process: JVM, session, "

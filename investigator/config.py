@@ -179,9 +179,10 @@ def _setting_problem(err: Any) -> str:
 
 class MetricDefinition(BaseModel):
     """A named metric: one measure or a ratio `a/b` of two. A measure is a column (summed),
-    `sum(col)`, `count(*)`, `count(col)` or `count_distinct(col)`, e.g. `count_distinct(user_id)`
-    (daily active users) or `sum(revenue)/count_distinct(user_id)`. Its data may be given here too:
-    a file, or a URL (`env:VAR`) with a table or a query."""
+    `sum(col)`, `count(*)`, `count(col)`, `count_distinct(col)` (over the whole window),
+    `count_distinct_daily(col)` (user-days), `approx_count_distinct(col)` or `avg(col)`, e.g.
+    `count_distinct(user_id)` (active users) or `sum(revenue)/count_distinct(user_id)`. Its data
+    may be given here too: a file, or a URL (`env:VAR`) with a table or a query."""
 
     model_config = {"extra": "forbid"}
 
@@ -199,8 +200,10 @@ class MetricDefinition(BaseModel):
     @field_validator("expression")
     @classmethod
     def _measures_parse(cls, value: str) -> str:
-        from investigator.analysis.spec import parse_measure
+        from investigator.analysis.spec import average_of, parse_measure
 
+        if average_of(value) is not None:  # avg(col): sum(col)/count(col)
+            return value
         for side in value.split("/"):
             parse_measure(side)  # a ValueError names what is wrong
         return value

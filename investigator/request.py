@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from pydantic import (
@@ -28,7 +29,7 @@ from investigator.analysis.grain import (
     parse_window,
 )
 from investigator.analysis.ranges import check_baseline, is_range, parse_range, range_text
-from investigator.analysis.spec import Measure, parse_measure
+from investigator.analysis.spec import Measure, average_of, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
 
@@ -126,6 +127,11 @@ class Request(BaseModel):
         description="the rows the run keeps: a segment (region=EU, several joined with , or &) or a "
         "boolean SQL expression over the table's columns; checked against the data in sources.filters",
     )
+    semantic_manifest: str | None = Field(
+        None,
+        description="a dbt semantic manifest (or a dbt project folder) that defines `metric`; its "
+        "filter is in `filter` already",
+    )
 
     @field_validator("baseline")
     @classmethod
@@ -187,7 +193,11 @@ def parse_expression(expression: str) -> tuple[str, str | None]:
 
 
 def parse_metric(expression: str) -> tuple[Measure, Measure | None]:
-    """The metric's measures: one, or the two sides of a ratio (`sum(revenue)/count_distinct(user_id)`)."""
+    """The metric's measures: one, or the two sides of a ratio (`sum(revenue)/count_distinct(user_id)`).
+    `avg(col)` is the ratio it is: sum(col)/count(col), the mean of the non-null values."""
+    column = average_of(expression)
+    if column is not None:
+        return Measure(column=column), Measure(kind="count", column=column)
     num, den = parse_expression(expression)
     try:
         return parse_measure(num), parse_measure(den) if den else None
@@ -195,8 +205,13 @@ def parse_metric(expression: str) -> tuple[Measure, Measure | None]:
         raise UserError(f"metric {expression!r}: {e}") from None
 
 
-def metric_definition(metric: str) -> MetricDefinition:
-    """The metric as `metrics.yaml` defines it, else the name read as a measure or a ratio."""
+def metric_definition(metric: str, semantic_manifest: str | None = None) -> MetricDefinition:
+    """The metric as a dbt semantic manifest or `metrics.yaml` defines it, else the name read as a
+    measure or a ratio."""
+    if semantic_manifest is not None:
+        from investigator.semantic import semantic_metric
+
+        return semantic_metric(semantic_manifest, metric).definition
     known = load_metrics().get(metric)
     if known is not None:
         return known
@@ -218,6 +233,7 @@ def build_request(
     sql: str | None = None,
     keep_dimensions: list[str] | str | None = None,
     filter: str | dict[str, Any] | None = None,
+    semantic_manifest: str | None = None,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line). `filter` is the `--filter`
@@ -241,11 +257,21 @@ def build_request(
         keep_dimensions = [d.strip() for d in keep_dimensions.split(",") if d.strip()]
     if isinstance(filter, dict):
         filter = segment_text(filter)
+    if semantic_manifest:  # the metric's own filter, and the user's, both hold
+        from investigator.semantic import semantic_metric
+
+        semantic = semantic_metric(semantic_manifest, metric)
+        kept = semantic.filter
+        both = [f for f in (kept, filter) if f]
+        filter = " AND ".join(f"({f})" for f in both) if len(both) > 1 else filter or kept
+        if data and ("://" in data or data.startswith("env:")) and not (table or sql):
+            table = semantic.table  # the semantic model's table, behind the warehouse's URL
+    semantic_manifest = str(Path(semantic_manifest).expanduser().resolve()) if semantic_manifest else None
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
-        "filter": (filter or "").strip() or None,
+        "filter": (filter or "").strip() or None, "semantic_manifest": semantic_manifest,
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

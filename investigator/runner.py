@@ -84,7 +84,7 @@ def investigate(
     check_sandbox(settings)
     settings = choose_sandbox(settings, hooks.warn)
     planner = make_planner(settings, hooks, llm)  # a missing key or a bad planner fails before anything
-    definition = metric_definition(request.metric)  # metrics.yaml is read once per run
+    definition = metric_definition(request.metric, request.semantic_manifest)  # read once per run
     run_id = new_run_id()
     folder = run_dir(settings.runs_dir, run_id)
     if isinstance(data, pd.DataFrame):  # on disk before the kernel, which mounts it, starts

@@ -45,7 +45,7 @@ def new_run(
     run's aggregated extract (`sources.extract`) into the run folder: that file is the run's data
     from here on (kernel, cause check, resume), and the run keeps the URL without its password.
     """
-    definition = definition or metric_definition(request.metric)
+    definition = definition or metric_definition(request.metric, request.semantic_manifest)
     run_id = run_id or new_run_id()
     data = str(data_path)
     if is_url(data):

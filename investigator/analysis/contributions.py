@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from .queries import BASE, CUR
+from .queries import BASE, CUR, grouped, whole
 from .shares import segment_share
 from .spec import AnalysisSpec
 
@@ -19,16 +19,22 @@ def contributions(
 ) -> pd.DataFrame:
     """Change of `measure` (default: the numerator) by the given dimensions, biggest mover first.
 
-    `share` is the segment's fraction of the total change (shares sum to 1); `baseline_share` its
-    fraction of the baseline total, so a segment with share >> baseline_share moved unusually.
+    `share` is the segment's fraction of the total change (shares sum to 1 for a sum; a distinct
+    count's segments overlap, so theirs need not); `baseline_share` its fraction of the baseline
+    total, so a segment with share >> baseline_share moved unusually.
     """
     m = measure or spec.numerator
-    g = cube.groupby(list(dims), observed=True)[[CUR + m, BASE + m]].sum().reset_index()
+    cols = [CUR + m, BASE + m]
+    if len(dims) == 1:  # a distinct count: each value's own count
+        g = grouped(cube, spec, dims[0], cols).reset_index()
+    else:
+        g = cube.groupby(list(dims), observed=True)[cols].sum().reset_index()
     g = g.rename(columns={CUR + m: "current", BASE + m: "baseline"})
     g["change"] = g["current"] - g["baseline"]
     g["change_pct"] = np.where(g["baseline"] != 0, g["change"] / g["baseline"].abs(), np.nan)
-    total_change = float(g["change"].sum())
-    total_base = float(g["baseline"].sum())
+    tot = whole(cube, spec)
+    total_change = float(tot[CUR + m] - tot[BASE + m])
+    total_base = float(tot[BASE + m])
     g["share"] = g["change"] / total_change if total_change else 0.0
     g["baseline_share"] = g["baseline"] / total_base if total_base else 0.0
     return g.reindex(g["change"].abs().sort_values(ascending=False).index).reset_index(drop=True)
@@ -62,15 +68,18 @@ class SegmentChange(BaseModel):
 def segment_table(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 10) -> list[SegmentChange]:
     """The `n` single-dimension segments that moved most. For a ratio metric the values are the
     segment's ratio, and the share is how much of the ratio's change goes if the segment's ratio had
-    held (so mix effects are not counted twice)."""
+    held (so mix effects are not counted twice). A distinct count's segments are each counted on
+    their own (a user in two segments is in both) and their share is their own change over the
+    total's: shares need not add up to 100%."""
 
     rows: list[SegmentChange] = []
     num, den = spec.numerator, spec.denominator
     measures = [num] + ([den] if den else [])
     for dim in spec.dimensions:
         cols = [CUR + m for m in measures] + [BASE + m for m in measures]
-        g = cube.groupby(dim, observed=True, dropna=False)[cols].sum()
-        total = float(g[CUR + num].sum() - g[BASE + num].sum())
+        g = grouped(cube, spec, dim, cols)
+        tot = whole(cube, spec)
+        total = float(tot[CUR + num] - tot[BASE + num])
         for value, r in g.iterrows():
             segment = {dim: "null" if pd.isna(value) else str(value)}
             if den is None:

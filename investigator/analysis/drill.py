@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from .queries import BASE, CUR
+from .queries import BASE, CUR, whole
 from .spec import AnalysisSpec
 
 
@@ -44,7 +44,8 @@ def drill_down(cube: pd.DataFrame, spec: AnalysisSpec, segment: dict[str, str]) 
     n = spec.numerator
     sub = cube[_mask(cube, segment)]
     seg_change = float(sub[CUR + n].sum() - sub[BASE + n].sum())
-    total_change = float(cube[CUR + n].sum() - cube[BASE + n].sum())
+    tot = whole(cube, spec)
+    total_change = float(tot[CUR + n] - tot[BASE + n])
     seg_base = float(sub[BASE + n].sum())
     children = []
     for dim in (d for d in spec.dimensions if d not in segment):

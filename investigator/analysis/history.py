@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .queries import labelled_by_dimension
+from .queries import labelled_by_dimension, window_series, window_series_by
 from .spec import AnalysisSpec
 from .table import Table
 
@@ -25,6 +25,17 @@ class DimensionHistory(NamedTuple):
 
     frames: dict[str, pd.DataFrame]
     labels: dict[str, str]
+    windows: dict[str, pd.DataFrame] | None = None
+    """A distinct count over the window (`count_distinct`): per dimension, the engine's count of
+    each value (columns) over the window ending at every period (rows, `spec.window_grain`
+    positions), and under "*" the whole data's; None otherwise."""
+
+    def series(self, dim: str, spec: AnalysisSpec) -> pd.DataFrame:
+        """What a segment's own history is read from: its values per period (`frames`), or for a
+        windowed distinct count its counts per window (`windows`)."""
+        if self.windows is not None and spec.numerator in spec.windowed:
+            return self.windows[dim]
+        return self.frames[dim]
 
     def since(self, start: date) -> dict[str, pd.DataFrame]:
         """The frames from `start` on: what grouping only the rows dated `start` or later gives
@@ -39,4 +50,12 @@ def dimension_history(table: Table, spec: AnalysisSpec) -> DimensionHistory:
     labels: dict[str, str] = {}
     for dim in spec.dimensions:
         frames[dim], labels[dim] = labelled_by_dimension(table, spec, dim)
-    return DimensionHistory(frames, labels)
+    if spec.numerator not in spec.windowed or not spec.dimensions:
+        return DimensionHistory(frames, labels)
+    dates = [d for f in frames.values() for d in (f["date"].min(), f["date"].max()) if len(f)]
+    if not dates:
+        return DimensionHistory(frames, labels)
+    first, last = min(dates), max(dates)
+    windows = {d: window_series_by(table, spec, d, labels[d], first, last) for d in spec.dimensions}
+    windows["*"] = window_series(table, spec, first, last)[[spec.numerator]]
+    return DimensionHistory(frames, labels, windows)

@@ -44,15 +44,39 @@ class Movement(BaseModel):
     reverses: int = 0  # the windows in a row that moved the other way before this one (`records.py`)
 
 
+WINDOWS = "windows"  # the per-period frame's `attrs`: windowed distinct counts (`queries.daily_totals`)
+
+
 def window_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window) -> float:
     """The metric over a window from a per-period frame (`date` plus the measures); NaN when the
-    window holds no value at all (nothing, or only nulls), never 0."""
-    mask = (daily["date"] >= window.start) & (daily["date"] <= window.end)
-    num = float(daily.loc[mask, spec.numerator].sum(min_count=1))
+    window holds no value at all (nothing, or only nulls), never 0. A distinct count over the
+    window is the engine's count of the whole window (`daily.attrs["windows"]`), never the sum of
+    its periods' counts; a window of several windows' length (an `avgN` baseline) adds them up."""
+    num = _measure_value(daily, spec, spec.numerator, window)
     if spec.denominator is None:
         return num
-    den = float(daily.loc[mask, spec.denominator].sum(min_count=1))
+    den = _measure_value(daily, spec, spec.denominator, window)
     return num / den if den else float("nan")
+
+
+def _measure_value(daily: pd.DataFrame, spec: AnalysisSpec, name: str, window: Window) -> float:
+    if name in spec.windowed:
+        g, counts = spec.window_grain, _windows(daily, spec)[name]
+        values = [counts.get(g.index(w.end), np.nan) for w in spec.tiles(window)]
+        return float(np.nansum(values)) if not np.isnan(values).all() else float("nan")
+    mask = (daily["date"] >= window.start) & (daily["date"] <= window.end)
+    return float(daily.loc[mask, name].sum(min_count=1))
+
+
+def _windows(daily: pd.DataFrame, spec: AnalysisSpec) -> pd.DataFrame:
+    got = daily.attrs.get(WINDOWS)
+    if got is None:
+        raise ValueError(
+            f"{spec.metric}: a distinct count over a window is no sum of periods; pass the frame "
+            "daily_totals(table, spec) returned (its attrs hold each window's own count)"
+        )
+    out: pd.DataFrame = got
+    return out
 
 
 def baseline_value(daily: pd.DataFrame, spec: AnalysisSpec, window: Window | None = None) -> float:
@@ -99,6 +123,8 @@ def historical_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = F
     day-of-week effects cancel; only windows that end before the current window starts are used.
     """
     g = spec.window_grain
+    if spec.windowed:
+        return _windowed_changes(daily, spec, counts)
     if g.unit != "day":
         return _period_changes(daily, spec, counts)
     length, offset = spec.current.days, spec.baseline_offset
@@ -150,6 +176,35 @@ def _period_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = Fals
     return out
 
 
+def _windowed_changes(daily: pd.DataFrame, spec: AnalysisSpec, counts: bool = False) -> np.ndarray:
+    """`historical_changes` when a measure is a distinct count over the window: every window's
+    value is read off the engine's counts of the window ending at each period, a sum's summed."""
+    g, length = spec.window_grain, spec.window_periods
+    counted = _windows(daily, spec)
+    idx = pd.Series([g.index(d) for d in daily["date"]], index=daily.index)
+    sums = [m for m in spec.measures if m not in spec.windowed]
+    per = daily[sums].groupby(idx).sum(min_count=1).reindex(counted.index)
+    if spec.grain == "day":
+        per = per.fillna(0.0)
+    parts = {m: per[m].rolling(length, min_periods=length).sum() for m in sums}
+    parts |= {m: counted[m] for m in spec.windowed}
+    lag, n = spec.baseline_lag, len(spec.tiles(spec.baseline))
+    base = {m: sum(v.shift(lag + k * length) for k in range(n)) for m, v in parts.items()}
+    num, den = spec.numerator, spec.denominator
+    if den is None:
+        value, before = parts[num], base[num] * spec.baseline_scale
+    else:
+        value, before = parts[num] / parts[den], base[num] / base[den]
+    change = _change(value, before, spec, counts)
+    keep = (change.index < g.index(spec.current.start)) & change.notna()
+    if g.unit == "day" and length % 7:
+        ends = pd.Series([g.at(int(i)) for i in change.index], index=change.index)
+        weekday = keep & (pd.to_datetime(ends).dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week)
+        keep = weekday if length > 1 or weekday.sum() >= MIN_HISTORY else keep
+    out: np.ndarray = change[keep].to_numpy(dtype=float)
+    return out
+
+
 def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     """Compare the current window with the baseline and score the change against history."""
     cur = window_value(daily, spec, spec.current)
@@ -164,7 +219,9 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     )
 
 
-def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Movement]:
+def movements(
+    frame: pd.DataFrame, spec: AnalysisSpec, key: str, windows: pd.DataFrame | None = None
+) -> dict[Any, Movement]:
     """`movement` of every series in a long frame (`date`, `key`, the numerator; one row per period
     and value at most), one per value of `key`, scored together: a dimension of hundreds of values
     took a pandas pass per value. A sum metric only (a ratio's segments have no own total).
@@ -174,6 +231,8 @@ def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Mo
     """
     if spec.denominator is not None:
         raise ValueError("movements scores sum metrics only")
+    if windows is not None:  # a distinct count over the window: each value's counts per window
+        return _counted_movements(windows, spec)
     if frame.empty:
         return {}
     wide = frame.pivot(index="date", columns=key, values=spec.numerator).sort_index()
@@ -185,6 +244,35 @@ def movements(frame: pd.DataFrame, spec: AnalysisSpec, key: str) -> dict[Any, Mo
         value: _scored(spec, float(cur[i]), float(base[i]), col[~np.isnan(col)])
         for i, (value, col) in enumerate(zip(wide.columns, changes.T, strict=True))
     }
+
+
+def _counted_movements(windows: pd.DataFrame, spec: AnalysisSpec) -> dict[Any, Movement]:
+    """`movements` from each value's distinct count over the window ending at every period."""
+    g = spec.window_grain
+    at = windows.reindex([g.index(spec.current.end)]).to_numpy(dtype=float)[0]
+    tiles = [windows.reindex([g.index(w.end)]).to_numpy(dtype=float)[0] for w in spec.tiles(spec.baseline)]
+    base = np.sum(tiles, axis=0) * spec.baseline_scale
+    changes = windowed_changes(windows, spec)
+    return {
+        value: _scored(spec, float(at[i]), float(base[i]), col[~np.isnan(col)])
+        for i, (value, col) in enumerate(zip(windows.columns, changes.T, strict=True))
+        if at[i] or base[i]
+    }
+
+
+def windowed_changes(windows: pd.DataFrame, spec: AnalysisSpec) -> np.ndarray:
+    """`historical_changes` of every column of counts per window (rows: window ends on the grid of
+    `spec.window_grain`): a (windows x columns) array, NaN where none."""
+    g, length = spec.window_grain, spec.window_periods
+    lag, n = spec.baseline_lag, len(spec.tiles(spec.baseline))
+    base = sum(windows.shift(lag + k * length) for k in range(n)) * spec.baseline_scale
+    change = ((windows - base) / base.abs()).replace([np.inf, -np.inf], np.nan)
+    keep = np.asarray(windows.index < g.index(spec.current.start))
+    if g.unit == "day" and length % 7:
+        ends = pd.to_datetime(pd.Series([g.at(int(i)) for i in windows.index]))
+        keep = keep & (ends.dt.day_of_week == pd.Timestamp(spec.current.end).day_of_week).to_numpy()
+    out: np.ndarray = np.where(keep[:, None], change.to_numpy(dtype=float), np.nan)
+    return out
 
 
 def _window_sums(wide: pd.DataFrame, dates: pd.Series, w: Window) -> np.ndarray:

@@ -6,14 +6,14 @@ table already summed per date and segment by its engine, with the row, null, neg
 distinct-row counts alongside (`__rows`, `<m>__nulls`, ...), so sums of those parts give exactly
 what the raw rows would.
 
-Counts (`count(*)`, `count(col)`) add up like sums. A distinct count (`count_distinct(col)`) does not:
-it is counted by the engine per day over the whole data (`daily_totals`), per day and dimension value
-(`daily_by_dimension`) and per day and leaf segment (the cube's rows), and never derived by adding
-counts of smaller segments. Analyses that roll leaves up into coarser segments (localization,
-contributions) add the leaves' daily counts: exact when each value (user) falls in one leaf per day,
-an upper bound otherwise; the movement itself always comes from the whole-data daily counts.
-An extract with distinct counts holds those rollups as rows marked in `__level` ("" for leaves,
-"*" for the whole data, a dimension's name for its values).
+Counts (`count(*)`, `count(col)`) add up like sums. A distinct count does not, over days or
+segments: its per-period values (`daily_totals`, `daily_by_dimension`) are each period's own count,
+for charts and the quality checks, and every window the analysis compares is counted by the engine
+over the whole window (`distinct`): the cube's leaves, each dimension's values and the whole data
+over the window and the baseline (the cube's `rollups`, read by `grouped` and `whole`), and the
+window ending at every period for the history (the per-period frame's `windows`). An extract with
+distinct counts holds the per-day rollups as rows marked in `__level` ("" for leaves, "*" for the
+whole data, a dimension's name for its values), and the window counts and deltas under "@" and "~".
 
 Opening a file or a frame as a table lives in `reading` (`open_table`, `as_dates`).
 """
@@ -27,6 +27,11 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
+from .cube import ROLLUPS, fingerprint
+from .cube import grouped as grouped
+from .cube import rest as rest
+from .cube import whole as whole
+from .distinct import COUNTS, ONLY, WHOLE, count_expr, dimension_counts, rolled, window_deltas
 from .grain import Grain
 from .reading import TimeColumnError as TimeColumnError
 from .reading import as_dates as as_dates
@@ -38,6 +43,7 @@ CUR, BASE = "cur_", "base_"
 ROWS, DISTINCT_ROWS = "__rows", "__distinct_rows"  # extract columns: rows, distinct rows per group
 NULLS, NEGATIVES, DISTINCT = "__nulls", "__negatives", "__distinct"  # suffixes of per-measure parts
 LEVEL, LEAF, TOTAL = "__level", "", "*"  # an extract's rollup rows for distinct counts
+WINDOWS = "windows"  # `attrs` of the per-period totals: windowed distinct counts
 NULL = "null"  # the label of a null dimension value: a segment of its own
 _NULL_ALTERNATIVES = (NULL, "(null)", "<null>", "<missing>")
 
@@ -102,6 +108,8 @@ def measure(t: Table, spec: AnalysisSpec, name: str) -> ir.NumericScalar:
     (an extract's leaf rows hold distinct counts already, which the caller only adds over days)."""
     column = spec.distinct.get(name)
     if column is not None and not is_extract(t):
+        if spec.computed[name].kind == "approx_count_distinct":
+            return t[column].approx_nunique()
         return t[column].nunique()
     return t[name].sum()
 
@@ -166,8 +174,10 @@ def period_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | None 
     """One row per leaf (combination of dimension values), with `cur_<m>` and `base_<m>` sums;
     nulls under `labels` (`null_labels` of the whole table) when the caller has them already.
 
-    A distinct count is counted per day and leaf by the engine, then added over the window's days.
+    With a distinct count, every number is the engine's count over the window (`distinct_cube`).
     """
+    if spec.distinct:
+        return distinct_cube(table, spec, labels)
     t = measured(leaves(table), spec)
     if spec.distinct and not is_extract(t):
         t = t.group_by([spec.time_column, *spec.dimensions]).aggregate(
@@ -194,6 +204,64 @@ def period_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | None 
     return df.sort_values(spec.dimensions).reset_index(drop=True) if spec.dimensions else df
 
 
+def distinct_cube(table: Table, spec: AnalysisSpec, labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """`period_cube` of a metric with a distinct count: each leaf's numbers counted by the engine over
+    the window and the baseline, and in `attrs["rollups"]` the same for the whole data ("*") and
+    for each dimension's values: a distinct count of a segment is its own count, never its leaves
+    added up (a user in two leaves is one user of their segment)."""
+    dims = spec.dimensions
+    labels = labels if labels is not None else null_labels(leaves(table), dims)
+    cols = [p + m for m in spec.measures for p in (CUR, BASE)]
+    only = [ONLY + p + m for m in spec.windowed for p in (CUR, BASE)]
+
+    def counted(by: list[str], level: str) -> pd.DataFrame:
+        mine = cols + (only if level in dims else [])
+        if is_extract(table):
+            rows = table.filter(table[LEVEL] == COUNTS + level)
+            df = rows.select(*by, *mine).to_pandas()
+        elif level in dims:
+            df = dimension_counts(measured(table, spec), spec, level)
+        else:
+            df = count_expr(measured(table, spec), spec, by).to_pandas()
+        for c in mine:
+            df[c] = pd.to_numeric(df[c], errors="coerce").fillna(0.0).astype(float)
+        for m in spec.measures:
+            df[BASE + m] *= spec.baseline_scale
+            if ONLY + BASE + m in df.columns:
+                df[ONLY + BASE + m] *= spec.baseline_scale
+        _label(df, by, labels)
+        return df
+
+    cube = counted(dims, "")
+    cube = cube.sort_values(dims).reset_index(drop=True) if dims else cube
+    rollups = {WHOLE: counted([], WHOLE)}
+    rollups |= {d: counted([d], d).groupby(d)[cols + only].sum() for d in dims}
+    cube.attrs[ROLLUPS] = {"of": fingerprint(cube, spec), **rollups}
+    return cube
+
+
+def window_series(table: Table, spec: AnalysisSpec, first: date, last: date) -> pd.DataFrame:
+    """Each windowed distinct count over the window of the run's length ending at every period of
+    `spec.window_grain` from `first` to `last` (index: the period's position on that grid)."""
+    g = spec.window_grain
+    source = table if is_extract(table) else measured(table, spec)
+    deltas = window_deltas(source, spec, [], is_extract(table))
+    lo, hi = g.index(first), max(g.index(last), g.index(spec.current.end))
+    return pd.concat([rolled(deltas, m, None, lo, hi) for m in spec.windowed], axis=1)
+
+
+def window_series_by(
+    table: Table, spec: AnalysisSpec, dim: str, label: str, first: date, last: date
+) -> pd.DataFrame:
+    """`window_series` of the numerator per value of `dim` (columns, nulls under `label`)."""
+    g = spec.window_grain
+    source = table if is_extract(table) else measured(table, spec)
+    deltas = window_deltas(source, spec, [dim], is_extract(table))
+    _label(deltas, [dim], {dim: label})
+    lo, hi = g.index(first), max(g.index(last), g.index(spec.current.end))
+    return rolled(deltas, spec.numerator, dim, lo, hi)
+
+
 def daily_totals(table: Table, spec: AnalysisSpec) -> pd.DataFrame:
     """Per-period sums of the metric's measures and the row count, over the whole history.
 
@@ -218,7 +286,11 @@ def daily_totals(table: Table, spec: AnalysisSpec) -> pd.DataFrame:
     for m in spec.measures:
         df[m] = pd.to_numeric(df[m], errors="coerce").astype(float)
     df = _to_periods(df, spec, [], spec.measures)
-    return df.sort_values("date").reset_index(drop=True)
+    df = df.sort_values("date").reset_index(drop=True)
+    counted = not is_extract(table) or LEVEL in table.columns  # not an extract being written
+    if spec.windowed and len(df) and counted:  # no sum of days is a window's count: count each
+        df.attrs[WINDOWS] = window_series(table, spec, df["date"].min(), df["date"].max())
+    return df
 
 
 def daily_by_dimension(

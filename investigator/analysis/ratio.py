@@ -6,6 +6,13 @@ its change splits exactly into
     rate_i = (r1_i - r0_i) * wbar_i            the ratio moved inside the segment
 where bars are averages of the two periods. Centering mix on Rbar keeps the total unchanged (the
 weight changes sum to 0) and makes a segment's mix effect say whether losing share hurt the ratio.
+
+A distinct count as the denominator (revenue per distinct user) counts each segment's users on
+their own, so a user in two segments is in both and the weights need not sum to 1. R = sum(w * r)
+still holds (the numerator adds up), and what centering leaves over is
+    overlap = Rbar * (sum(w1) - sum(w0))   users counted in more (or fewer) segments than before
+which `mix_rate` returns in `attrs["overlap"]` (0 when the denominator adds up): mix, rate and
+overlap add up to the change exactly.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from .queries import BASE, CUR
+from .queries import BASE, CUR, grouped, whole
 from .shares import segment_share
 from .spec import AnalysisSpec
 
@@ -26,16 +33,17 @@ def mix_rate(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
     if spec.denominator is None:
         raise ValueError(f"{spec.metric!r} is not a ratio metric: mix/rate needs a denominator")
     n, d = spec.numerator, spec.denominator
-    g = cube.groupby(dim, observed=True)[[CUR + n, BASE + n, CUR + d, BASE + d]].sum()
-    den0, den1 = g[BASE + d].sum(), g[CUR + d].sum()
+    g = grouped(cube, spec, dim, [CUR + n, BASE + n, CUR + d, BASE + d])
+    tot = whole(cube, spec)
+    den0, den1 = tot[BASE + d], tot[CUR + d]
     w0 = g[BASE + d] / den0 if den0 else g[BASE + d] * 0
     w1 = g[CUR + d] / den1 if den1 else g[CUR + d] * 0
     r0 = (g[BASE + n] / g[BASE + d]).where(g[BASE + d] != 0)
     r1 = (g[CUR + n] / g[CUR + d]).where(g[CUR + d] != 0)
     # a segment absent in one period has no rate there: use the other period's rate
     r0, r1 = r0.fillna(r1).fillna(0.0), r1.fillna(r0).fillna(0.0)
-    big_r0 = g[BASE + n].sum() / den0 if den0 else 0.0
-    big_r1 = g[CUR + n].sum() / den1 if den1 else 0.0
+    big_r0 = tot[BASE + n] / den0 if den0 else 0.0
+    big_r1 = tot[CUR + n] / den1 if den1 else 0.0
     rbar = (r0 + r1) / 2
     out = pd.DataFrame(
         {
@@ -48,9 +56,12 @@ def mix_rate(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
         }
     )
     out["effect"] = out["mix"] + out["rate"]
+    overlap = float((big_r0 + big_r1) / 2 * (w1.sum() - w0.sum())) if not spec.additive else 0.0
     out = out.reset_index()
     out[dim] = out[dim].astype(str)
-    return out.reindex(out["effect"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+    out = out.reindex(out["effect"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+    out.attrs["overlap"] = overlap
+    return out
 
 
 class MixPart(BaseModel):
@@ -74,6 +85,11 @@ class DimensionSplit(BaseModel):
     top_rate: float
     rate_concentration: float  # share of the rate effect carried by the top segment
     mix_concentration: float
+    overlap: float = Field(
+        0.0,
+        description="a distinct-count denominator: the change from users counted in more (or fewer) "
+        "segments than before; mix + rate + overlap is the change (0 when the denominator adds up)",
+    )
     parts: list[MixPart] = Field(default_factory=list, description="the largest mix parts, by |mix|")
 
 
@@ -110,6 +126,7 @@ def _split(table: pd.DataFrame, dim: str) -> DimensionSplit:
         top_rate=float(tr["rate"]),
         rate_concentration=float(abs(tr["rate"]) / rate_abs) if rate_abs else 0.0,
         mix_concentration=float(abs(tm["mix"]) / mix_abs) if mix_abs else 0.0,
+        overlap=float(table.attrs.get("overlap", 0.0)),
         parts=[
             MixPart(
                 segment=str(r[dim]),
@@ -131,8 +148,9 @@ def decompose_ratio(cube: pd.DataFrame, spec: AnalysisSpec) -> RatioDecompositio
     change is named in the dimension where one segment carries most of the rate effect.
     """
     n, d = spec.numerator, spec.denominator or ""
-    r0 = cube[BASE + n].sum() / cube[BASE + d].sum() if cube[BASE + d].sum() else float("nan")
-    r1 = cube[CUR + n].sum() / cube[CUR + d].sum() if cube[CUR + d].sum() else float("nan")
+    tot = whole(cube, spec)
+    r0 = tot[BASE + n] / tot[BASE + d] if tot[BASE + d] else float("nan")
+    r1 = tot[CUR + n] / tot[CUR + d] if tot[CUR + d] else float("nan")
     change = float(r1 - r0)
     splits = [_split(mix_rate(cube, spec, dim), dim) for dim in spec.dimensions]
     best_mix = max(splits, key=lambda s: s.mix * np.sign(change) if change else abs(s.mix))

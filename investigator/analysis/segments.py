@@ -13,7 +13,7 @@ from .drill import DrillDown as DrillDown
 from .drill import drill_down as drill_down
 from .localize import localize, localize_ratio
 from .movement import pct_change
-from .queries import BASE, CUR
+from .queries import BASE, CUR, grouped, rest, whole
 from .spec import AnalysisSpec
 
 if TYPE_CHECKING:
@@ -29,8 +29,8 @@ WITH_TOTAL = 2 / 3  # broad: at least this much of the baseline moved the total'
 def _sums(cube: pd.DataFrame, spec: AnalysisSpec, dim: str | None) -> pd.DataFrame:
     cols = [CUR + m for m in spec.measures] + [BASE + m for m in spec.measures]
     if dim is None:
-        return cube[cols].sum().to_frame().T
-    return cube.groupby(dim, observed=True)[cols].sum()
+        return whole(cube, spec)[cols].to_frame().T
+    return grouped(cube, spec, dim, cols)
 
 
 def _segment_changes(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> pd.DataFrame:
@@ -59,6 +59,7 @@ def fair_shares(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> list[FairSh
     """Every value of `dim` against its fair share, largest |excess| first."""
     g = _sums(cube, spec, dim)
     tot = _sums(cube, spec, None).iloc[0]
+    others = rest(cube, spec, dim)  # a distinct count's rest holds users also in the segment
     n, d = spec.numerator, spec.denominator
 
     def rate(row: Any, p: str) -> float:
@@ -67,12 +68,12 @@ def fair_shares(cube: pd.DataFrame, spec: AnalysisSpec, dim: str) -> list[FairSh
     total_change = rate(tot, CUR) - rate(tot, BASE) if (not d or (tot[CUR + d] and tot[BASE + d])) else 0.0
     out = []
     for value, row in g.iterrows():
-        rest = tot - row
-        usable = not d or bool(row[BASE + d] and row[CUR + d] and rest[BASE + d] and rest[CUR + d])
+        rest_ = others.loc[value]
+        usable = not d or bool(row[BASE + d] and row[CUR + d] and rest_[BASE + d] and rest_[CUR + d])
         if not usable or not total_change:
             continue
         cur, base = rate(row, CUR), rate(row, BASE)
-        rest_pct = pct_change(rate(rest, CUR), rate(rest, BASE))
+        rest_pct = pct_change(rate(rest_, CUR), rate(rest_, BASE))
         own = pct_change(cur, base)
         if d:  # the rate's part of the ratio's change, at the segment's current weight
             w = float(row[CUR + d] / tot[CUR + d])
@@ -126,8 +127,9 @@ def broad_based(cube: pd.DataFrame, spec: AnalysisSpec) -> BroadBased:
     from its fair share (`departs`) and most of the data moved the total's way; the spread of
     the segments' changes says how alike they were."""
     n, d = spec.numerator, spec.denominator
-    cur = cube[CUR + n].sum() / (cube[CUR + d].sum() if d else 1.0)
-    base = cube[BASE + n].sum() / (cube[BASE + d].sum() if d else 1.0)
+    tot = whole(cube, spec)
+    cur = tot[CUR + n] / (tot[CUR + d] if d else 1.0)
+    base = tot[BASE + n] / (tot[BASE + d] if d else 1.0)
     total = pct_change(float(cur), float(base))
     spreads, along_weight = [], []
     for dim in spec.dimensions:
@@ -217,7 +219,7 @@ def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3)
         )
     else:
         found = localize(cube, spec.dimensions, CUR + n, BASE + n, max_elements=max_elements)
-    return [
+    out = [
         Segment(
             segment=dict(e.segment),
             current=e.actual,
@@ -228,6 +230,39 @@ def localize_cube(cube: pd.DataFrame, spec: AnalysisSpec, max_elements: int = 3)
         )
         for e in found
     ]
+    return out if spec.additive else [_own_counts(s, cube, spec) for s in out]
+
+
+def _own_counts(s: Segment, cube: pd.DataFrame, spec: AnalysisSpec) -> Segment:
+    """A distinct count's element with its own numbers: the search adds up leaves (a user in two
+    leaves twice), a one-dimension segment was counted by the engine on its own (`grouped`)."""
+    if len(s.segment) != 1:
+        return s
+    ((dim, value),) = s.segment.items()
+    n, d = spec.numerator, spec.denominator
+    g = grouped(cube, spec, dim)
+    g.index = g.index.astype(str)
+    if value not in g.index:
+        return s
+    row, tot = g.loc[value], whole(cube, spec)
+    if d is None:
+        change, total = row[CUR + n] - row[BASE + n], tot[CUR + n] - tot[BASE + n]
+        return s.model_copy(
+            update={
+                "current": float(row[CUR + n]),
+                "baseline": float(row[BASE + n]),
+                "change": float(change),
+                "share": float(change / total) if total else 0.0,
+            }
+        )
+    rate0 = row[BASE + n] / row[BASE + d] if row[BASE + d] else float("nan")
+    rate1 = row[CUR + n] / row[CUR + d] if row[CUR + d] else float("nan")
+    change = (row[CUR + n] - row[CUR + d] * rate0) / tot[CUR + d] if tot[CUR + d] and row[BASE + d] else 0.0
+    total = (
+        tot[CUR + n] / tot[CUR + d] - tot[BASE + n] / tot[BASE + d] if tot[CUR + d] and tot[BASE + d] else 0
+    )
+    return s.model_copy(update={"current": float(rate1), "baseline": float(rate0), "change": float(change),
+                                "share": float(change / total) if total else 0.0})  # fmt: skip
 
 
 def explain_segments(
@@ -241,7 +276,8 @@ def explain_segments(
     with the data's `table` or its `history` (`dimension_history`, which saves grouping the data
     again), also the segments that moved against their own history (`movers`)."""
     n = spec.numerator
-    total_cur, total_base = float(cube[CUR + n].sum()), float(cube[BASE + n].sum())
+    tot = whole(cube, spec)
+    total_cur, total_base = float(tot[CUR + n]), float(tot[BASE + n])
     broad = broad_based(cube, spec)
     if not spec.dimensions:  # a single series: nothing to localize, no segment to rank
         change = pct_change(total_cur, total_base)
@@ -280,32 +316,46 @@ def departures(
     from .history import dimension_history
 
     n = spec.numerator
-    total = float(cube[CUR + n].sum() - cube[BASE + n].sum())
+    tot = whole(cube, spec)[[CUR + n, BASE + n]]
+    total = float(tot[CUR + n] - tot[BASE + n])
     if not total:
         return []
     history = history if history is not None else dimension_history(table, spec)
     out = []
     for dim in spec.dimensions:
-        g = cube.groupby(dim, observed=True)[[CUR + n, BASE + n]].sum()
-        tot = g.sum()
+        g = grouped(cube, spec, dim, [CUR + n, BASE + n])
+        others = rest(cube, spec, dim)
         for value, row in g.iterrows():
             share = float(row[CUR + n] - row[BASE + n]) / total
             if share < CARRY:
                 continue
-            rest = tot - row
-            pct, rest_pct = pct_change(row[CUR + n], row[BASE + n]), pct_change(rest[CUR + n], rest[BASE + n])
-            z = _departure_z(history.frames[dim], spec, dim, str(value), pct, rest_pct)
+            rest_ = others.loc[value]
+            pct, rest_pct = (
+                pct_change(row[CUR + n], row[BASE + n]),
+                pct_change(rest_[CUR + n], rest_[BASE + n]),
+            )
+            counts = history.windows.get("*") if history.windows is not None else None
+            z = _departure_z(history.series(dim, spec), spec, dim, str(value), pct, rest_pct, counts)
             out.append(Departure(segment={dim: str(value)}, pct=pct, rest_pct=rest_pct, share=share, z=z))
     return out
 
 
 def _departure_z(frame: pd.DataFrame, spec: AnalysisSpec, dim: str, value: str, pct: float | None,
-                 rest_pct: float | None) -> float | None:  # fmt: skip
+                 rest_pct: float | None, whole: pd.DataFrame | None = None) -> float | None:  # fmt: skip
     """How unusual (pct - rest_pct) is among the same difference in earlier comparable windows."""
-    from .movement import _wide_changes, recent_z
+    from .movement import _wide_changes, recent_z, windowed_changes
 
     if pct is None or rest_pct is None or frame.empty:
         return None
+    if "date" not in frame.columns:  # a windowed distinct count: each window's own counts
+        if value not in frame.columns or whole is None:
+            return None
+        # the rest's history as the total less the segment: a user in both is in neither (the
+        # windows' own rest counts are `queries.rest`; per earlier window there is no such count)
+        rest = whole.iloc[:, 0] - frame[value]
+        changes = windowed_changes(pd.DataFrame({"seg": frame[value], "rest": rest}), spec)
+        diff = changes[:, 0] - changes[:, 1]
+        return recent_z(pct - rest_pct, diff[np.isfinite(diff)], spec)[0]
     wide = frame.pivot_table(index="date", columns=dim, values="value", aggfunc="sum").sort_index()
     wide.columns = wide.columns.astype(str)
     if value not in wide.columns:
@@ -332,7 +382,8 @@ def own_history_movers(
     history = history if history is not None else dimension_history(table, spec)
     for dim in spec.dimensions:
         by = history.frames[dim].rename(columns={"value": spec.numerator})
-        for value, m in movements(by, spec, dim).items():
+        counted = history.windows[dim] if history.windows is not None and spec.windowed else None
+        for value, m in movements(by, spec, dim, counted).items():
             if m.z is not None and abs(m.z) >= z_min and m.significant:
                 found.append(
                     SegmentMove(segment={dim: str(value)}, current=m.current, baseline=m.baseline,
@@ -344,10 +395,11 @@ def own_history_movers(
 def leaders(cube: pd.DataFrame, spec: AnalysisSpec, n: int = 3) -> list[Segment]:
     """The `n` single-dimension segments with the largest absolute change of the numerator."""
     m = spec.numerator
-    total = float(cube[CUR + m].sum() - cube[BASE + m].sum())
+    tot = whole(cube, spec)
+    total = float(tot[CUR + m] - tot[BASE + m])
     found: list[Segment] = []
     for dim in spec.dimensions:
-        g = cube.groupby(dim, observed=True, dropna=False)[[CUR + m, BASE + m]].sum()
+        g = grouped(cube, spec, dim, [CUR + m, BASE + m])
         for value, row in g.iterrows():
             change = float(row[CUR + m] - row[BASE + m])
             found.append(

@@ -28,18 +28,47 @@ class Window(BaseModel):
         return Window(start=self.start - timedelta(days=days), end=self.end - timedelta(days=days))
 
 
-_CALL = re.compile(r"^(sum|count|count_distinct)\s*\(\s*([^()]*?)\s*\)$", re.IGNORECASE)
+_CALL = re.compile(r"^([a-z_]+)\s*\(\s*([^()]*?)\s*\)$", re.IGNORECASE)
+MeasureKind = Literal["sum", "count", "count_distinct", "count_distinct_daily", "approx_count_distinct"]
+DISTINCT_KINDS = ("count_distinct", "count_distinct_daily", "approx_count_distinct")
+FORMS = (
+    "a column, sum(col), count(*), count(col), count_distinct(col), count_distinct_daily(col), "
+    "approx_count_distinct(col) or avg(col), or a ratio of two of them"
+)
+_REFUSED = {
+    "min": "a minimum is one row's value, not a total of segments: no segment's share of its change "
+    "can be measured; investigate the rows below a threshold instead, e.g. count({c}) with "
+    '--filter "{c} < 10"',
+    "max": "a maximum is one row's value, not a total of segments: no segment's share of its change "
+    "can be measured; investigate the rows above a threshold instead, e.g. count({c}) with "
+    '--filter "{c} > 100"',
+    "mean": "write avg({c}): the mean of the non-null values, sum({c})/count({c})",
+    "average": "write avg({c}): the mean of the non-null values, sum({c})/count({c})",
+    "median": "a median is no total of segments; try avg({c}) (sum({c})/count({c})) or count({c}) "
+    "with a --filter",
+    "nunique": "write count_distinct({c})",
+    "distinct": "write count_distinct({c})",
+    "countdistinct": "write count_distinct({c})",
+    "count_unique": "write count_distinct({c})",
+    "approx_distinct": "write approx_count_distinct({c})",
+    "approx_nunique": "write approx_count_distinct({c})",
+    "avg": "an average inside a ratio is a ratio of ratios; investigate avg({c}) on its own "
+    "(sum({c})/count({c}), with its mix and rate)",
+}
 
 
 class Measure(BaseModel):
     """One side of a metric: a column summed, rows counted, or distinct values counted.
 
-    Sums and counts add up over segments and days. A distinct count does not: it is counted by the
-    engine per day, for the whole data and per segment, and only those counts are ever added (over
-    the days of a window, so a window's value is the sum of its daily counts, e.g. user-days).
+    Sums and counts add up over segments and days. Distinct counts do not, and come in three forms:
+    `count_distinct(col)` counts the distinct values over each whole window, in the engine (weekly
+    active users over a 7-day window); `count_distinct_daily(col)` adds each day's distinct count
+    over the window (user-days: a user active on three days counts three times);
+    `approx_count_distinct(col)` is the engine's approximate (HyperLogLog) distinct count over the
+    window, only when asked for by that name, and labelled so in every output.
     """
 
-    kind: Literal["sum", "count", "count_distinct"] = "sum"
+    kind: MeasureKind = "sum"
     column: str | None = Field(None, description="None for count(*)")
 
     @property
@@ -49,31 +78,59 @@ class Measure(BaseModel):
             return self.column or ""
         if self.kind == "count":
             return f"count_{self.column}" if self.column else "count"
-        return f"distinct_{self.column}"
+        prefix = {"count_distinct": "distinct", "count_distinct_daily": "distinct_daily"}
+        return f"{prefix.get(self.kind, 'approx_distinct')}_{self.column}"
 
     @property
     def additive(self) -> bool:
-        return self.kind != "count_distinct"
+        """Whether segments' values add up to the total's (sums and counts, not distinct counts)."""
+        return self.kind not in DISTINCT_KINDS
+
+    @property
+    def windowed(self) -> bool:
+        """Whether a window's value is counted over the whole window (not added up over its days)."""
+        return self.kind in ("count_distinct", "approx_count_distinct")
+
+    @property
+    def text(self) -> str:
+        """The measure as the user writes it."""
+        if self.kind == "sum":
+            return f"sum({self.column})"
+        return f"{self.kind}({self.column or '*'})"
 
 
 def parse_measure(text: str) -> Measure:
-    """`revenue`, `sum(revenue)`, `count(*)` (or `count`), `count(col)`, `count_distinct(col)`."""
+    """`revenue`, `sum(revenue)`, `count(*)` (or `count`), `count(col)`, `count_distinct(col)`,
+    `count_distinct_daily(col)`, `approx_count_distinct(col)`. A form that is refused says why
+    and names the nearest one that works."""
     text = text.strip()
     if text.lower() in ("count", "count(*)", "count( * )"):
         return Measure(kind="count")
     m = _CALL.match(text)
     if m is None:
         if not text or any(c in text for c in "()*/"):
-            raise ValueError(
-                f"{text!r} is not a column, sum(col), count(*), count(col) or count_distinct(col)"
-            )
+            raise ValueError(f"{text!r} is not {FORMS}")
         return Measure(column=text)
     kind, column = m.group(1).lower(), m.group(2)
+    if kind in _REFUSED:
+        raise ValueError(f"{text!r} is not supported: {_REFUSED[kind].format(c=column or 'col')}")
+    if kind not in ("sum", "count", *DISTINCT_KINDS):
+        raise ValueError(f"{text!r}: {kind}() is not a measure; use {FORMS}")
     if column in ("", "*"):
         if kind != "count":
             raise ValueError(f"{text!r} needs a column: {kind}(col)")
         return Measure(kind="count")
     return Measure(kind=kind, column=column)
+
+
+_AVG = re.compile(r"^\s*avg\s*\(\s*([^()*/]+?)\s*\)\s*$", re.IGNORECASE)
+
+
+def average_of(text: str) -> str | None:
+    """The column of `avg(col)`, else None: an average is investigated as the ratio it is,
+    sum(col)/count(col) (the mean of the non-null values), so its change splits into mix and rate."""
+    m = _AVG.match(text)
+    return m.group(1) if m else None
 
 
 class RowFilter(BaseModel, frozen=True):
@@ -130,6 +187,17 @@ class AnalysisSpec(BaseModel):
     def distinct(self) -> dict[str, str]:
         """The distinct-count measures: name -> the column whose values are counted."""
         return {n: m.column or "" for n, m in self.computed.items() if not m.additive}
+
+    @property
+    def windowed(self) -> dict[str, Measure]:
+        """The measures counted over each whole window (`count_distinct`, `approx_count_distinct`):
+        no per-period value adds up to them, so every window's value is its own engine count."""
+        return {n: m for n, m in self.computed.items() if m.windowed}
+
+    @property
+    def approximate(self) -> bool:
+        """Whether a measure is the engine's approximate distinct count (labelled in every output)."""
+        return any(m.kind == "approx_count_distinct" for m in self.computed.values())
 
     @property
     def additive(self) -> bool:
@@ -205,6 +273,25 @@ class AnalysisSpec(BaseModel):
         cur, base = self.window_periods, self.baseline_periods
         right_before = self.current.start - self.baseline.end == timedelta(days=1)
         return base // cur if base > cur and base % cur == 0 and right_before else None
+
+    def tiles(self, w: Window) -> list[Window]:
+        """`w` cut into windows of the current window's length (in `window_grain` periods), the
+        latest first: how a distinct count over a longer baseline (`avg4`) is counted, one whole
+        window at a time (a count over 28 days is not four weeks' counts). A ValueError when `w`
+        is no whole number of such windows."""
+        g, length = self.window_grain, self.window_periods
+        n = g.covers(w.start, w.end)
+        if n % length:
+            raise ValueError(
+                f"a distinct count compares windows of one length: the baseline {w.start}..{w.end} is "
+                f"{g.count(n)} and the window {g.count(length)}; use a baseline of whole windows "
+                "(previous, wow, yoy, avgN)"
+            )
+        last = g.index(w.end)
+        return [
+            Window(start=g.at(last - (k + 1) * length + 1), end=g.end(g.at(last - k * length)))
+            for k in range(n // length)
+        ]
 
     def scaled(self, baseline_sum: float) -> float:
         """A baseline window's value as compared: a sum scaled by `baseline_scale`, a ratio as is."""

@@ -180,6 +180,13 @@ def main_command(
             "or a boolean SQL expression over the columns (\"amount > 100 AND region IN ('EU','UK')\")."
         ),
     ] = None,
+    semantic_manifest: Annotated[
+        Path | None,
+        typer.Option(
+            help="A dbt semantic manifest (target/semantic_manifest.json) or a dbt project folder: "
+            "--metric names one of its metrics."
+        ),
+    ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
     planner: Annotated[str | None, typer.Option(help="offline (default) or llm.")] = None,
@@ -221,7 +228,8 @@ def main_command(
         request, settings, choice = ask(
             metric=metric, data=data, table=table, sql=sql, window=window, end=end, baseline=baseline,
             time_column=time_column, dimensions=dimensions, keep_dimensions=keep_dimensions,
-            objective=objective, filter=filter, planner=planner, sandbox=sandbox,
+            objective=objective, filter=filter, semantic_manifest=semantic_manifest, planner=planner,
+            sandbox=sandbox,
             max_iterations=max_iterations, max_tokens_per_run=max_tokens_per_run, model=model,
             llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--",
         )  # fmt: skip
@@ -240,6 +248,13 @@ def resume_command(
         int | None, typer.Option(min=1, help="Give a finished or cut-short run this many more steps.")
     ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where run folders are (default ./runs).")] = None,
+    semantic_manifest: Annotated[
+        Path | None,
+        typer.Option(
+            help="A dbt semantic manifest (target/semantic_manifest.json) or a dbt project folder: "
+            "--metric names one of its metrics."
+        ),
+    ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
     force: Annotated[

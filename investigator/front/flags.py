@@ -33,6 +33,7 @@ def ask(
     keep_dimensions: list[str] | str | None = None,
     objective: str | None = None,
     filter: str | dict[str, str] | None = None,
+    semantic_manifest: str | Path | None = None,
     planner: str | None = None,
     sandbox: str | None = None,
     max_iterations: int | None = None,
@@ -48,7 +49,7 @@ def ask(
     request = build_request(
         metric, data or None, window, end, baseline, time_column, dimensions, objective,
         flag=flag, table=table, sql=sql, keep_dimensions=keep_dimensions,
-        filter=filter,
+        filter=filter, semantic_manifest=str(semantic_manifest) if semantic_manifest else None,
     )  # fmt: skip
     settings = load_settings(
         planner=planner,

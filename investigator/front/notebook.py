@@ -118,6 +118,7 @@ def investigate(
     keep_dimensions: list[str] | str | None = None,
     objective: str | None = None,
     filter: str | dict[str, str] | None = None,
+    semantic_manifest: str | Path | None = None,
     planner: str | None = None,
     sandbox: str | None = None,
     max_iterations: int | None = None,
@@ -134,7 +135,8 @@ def investigate(
     `data` is a DataFrame, a CSV/Parquet path, a connection URL (or `env:VAR` naming one) with
     `table` or `sql`, or None for the metric's configured data (else the demo). `filter` keeps
     only some rows: a segment (`"region=EU"`, or `{"region": "EU"}`) or a boolean SQL expression
-    over the columns (`"amount > 100 AND region IN ('EU', 'UK')"`). The keyword arguments are
+    over the columns (`"amount > 100 AND region IN ('EU', 'UK')"`). `semantic_manifest` (a dbt
+    `semantic_manifest.json` or project folder) defines `metric`. The keyword arguments are
     the CLI's flags; `quiet` turns the live progress off. The sandbox kernel is
     kept for the next call in this process and reset for it (an empty namespace): a second
     investigation skips the seconds a kernel takes to start.
@@ -148,7 +150,7 @@ def investigate(
         metric=metric, data=None if frame is not None or data is None else str(data), table=table,
         sql=sql, window=window, end=end, baseline=baseline, time_column=time_column,
         dimensions=dimensions, keep_dimensions=keep_dimensions, objective=objective, filter=filter,
-        planner=planner, sandbox=sandbox, max_iterations=max_iterations,
+        semantic_manifest=semantic_manifest, planner=planner, sandbox=sandbox, max_iterations=max_iterations,
         max_tokens_per_run=max_tokens_per_run, model=model, llm_mode=llm_mode, runs_dir=runs_dir, home=home,
     )  # fmt: skip
     with progress(settings.max_iterations, enabled=not quiet) as hooks:

@@ -9,7 +9,7 @@ call ordinary): the mix/rate split of noise is noise.
 from __future__ import annotations
 
 from investigator.analysis.causes import RootCause, finite
-from investigator.analysis.queries import BASE, CUR
+from investigator.analysis.queries import BASE, CUR, whole
 from investigator.analysis.ratio import DimensionSplit, MixPart, RatioDecomposition, mix_rate
 from investigator.analysis.segments import SegmentExplanation
 from investigator.analysis.shares import ratio_of
@@ -146,8 +146,9 @@ def _check(d: CheckData, c: RootCause) -> Checked:
         return Checked("mix_shift needs a ratio metric and a one-dimension segment")
     dim = next(iter(c.segment))
     table = mix_rate(cube, spec, dim)
-    r0 = ratio_of(cube[BASE + spec.numerator].sum(), cube[BASE + spec.denominator].sum())
-    r1 = ratio_of(cube[CUR + spec.numerator].sum(), cube[CUR + spec.denominator].sum())
+    tot = whole(cube, spec)  # a distinct count's total is its own count, not its leaves added up
+    r0 = ratio_of(tot[BASE + spec.numerator], tot[BASE + spec.denominator])
+    r1 = ratio_of(tot[CUR + spec.numerator], tot[CUR + spec.denominator])
     own = table.loc[table[dim] == str(c.segment[dim]), "mix"].sum()  # its part of the mix
     measured = float(own / (r1 - r0)) if r1 != r0 else None
     return Checked(size_problem(c.contribution, measured, d.tolerance), measured)

@@ -149,6 +149,11 @@ def _ratio(frame: pd.DataFrame, spec: AnalysisSpec) -> pd.Series:
 
 
 def _window_value(daily: pd.DataFrame, spec: AnalysisSpec, w: Window) -> float:
+    if spec.windowed:  # a distinct count over the window: the engine's count of the whole window
+        from investigator.analysis.movement import window_value
+
+        value = window_value(daily, spec, w)
+        return value if value == value else 0.0
     part = daily[(daily["date"] >= w.start) & (daily["date"] <= w.end)]
     n = float(part[spec.numerator].sum())
     if spec.denominator is None:
@@ -180,6 +185,8 @@ def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change
     """Each segment's part of the change (mix + rate effects for a ratio), biggest first."""
     if not dims or cube.empty:
         return [Step(label="all data", change=total_change)]
+    if not spec.additive and len(dims) == 1:  # a distinct count: each segment's own change
+        return _overlapping_steps(cube, spec, dims[0], total_change)
     # sum to the chosen dimensions first: labels are then built for a few rows, not every leaf
     measures = [c for c in cube.columns if c.startswith(("cur_", "base_"))]
     cube = cube.groupby(dims, observed=True, as_index=False)[measures].sum()
@@ -201,6 +208,31 @@ def _steps(cube: pd.DataFrame, spec: AnalysisSpec, dims: list[str], total_change
     shown, rest = steps[:MAX_STEPS], steps[MAX_STEPS:]
     if rest:
         shown.append(Step(label=f"other ({len(rest)})", change=sum(s.change for s in rest)))
+    return shown
+
+
+def _overlapping_steps(cube: pd.DataFrame, spec: AnalysisSpec, dim: str, total_change: float) -> list[Step]:
+    """A distinct count's segments, each with its own change (mix + rate + overlap for a ratio);
+    their changes need not add up to the total's (a user in two segments is in both), so what is
+    left is a step of its own."""
+    if spec.is_ratio:
+        from investigator.analysis.ratio import mix_rate
+
+        effects = mix_rate(cube, spec, dim).rename(columns={dim: "_segment"})[["_segment", "effect"]]
+    else:
+        from investigator.analysis.contributions import contributions
+
+        effects = contributions(cube, spec, [dim]).rename(columns={dim: "_segment", "change": "effect"})
+    steps = [
+        Step(label=str(s), change=float(e))
+        for s, e in zip(effects["_segment"], effects["effect"], strict=True)
+    ]
+    shown, rest = steps[:MAX_STEPS], steps[MAX_STEPS:]
+    if rest:
+        shown.append(Step(label=f"other ({len(rest)})", change=sum(s.change for s in rest)))
+    overlap = total_change - sum(s.change for s in shown)
+    if abs(overlap) > 1e-9 * max(1.0, abs(total_change)):
+        shown.append(Step(label="in several segments", change=overlap))
     return shown
 
 

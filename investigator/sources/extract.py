@@ -4,7 +4,9 @@ The engine groups the rows by date and every dimension and returns, per group, e
 and its null and negative counts, the row count, and the distinct-row count (with the numerator
 summed over distinct rows) for the periods the duplicate check suspects. Distinct counts are
 counted per day and leaf, and again per day for the whole data and per dimension value (rows
-marked in `__level`): never added up from smaller segments. The analysis functions sum those parts
+marked in `__level`), and over every window the analysis compares (`analysis.distinct`: the
+window and baseline per leaf, value and whole, and the window ending at every period): never
+added up from smaller segments. The analysis functions sum those parts
 (`investigator.analysis.queries`), so the kernel's answers equal the raw rows' answers while only
 aggregates leave the engine. The extract is written to the run folder, outside the kernel's
 workspace (Docker mounts it read-only), where the host's cause check reads it too.
@@ -21,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from investigator.analysis.distinct import extract_rows
 from investigator.analysis.quality import duplicate_suspects
 from investigator.analysis.queries import (
     DISTINCT,
@@ -111,6 +114,8 @@ def write_extract(table: Any, spec: AnalysisSpec, path: Path, max_rows: int = MA
             rollup = got.to_pandas()
             rollup[LEVEL] = level
             parts.append(rollup)
+        # and every window the analysis compares, counted whole (`analysis.distinct`)
+        parts += [p for p in extract_rows(t, spec, spec.dimensions) if len(p)]
         frame = pd.concat(parts, ignore_index=True)
         for col in frame.columns:  # rollup rows have no row counts: 0, never null
             if col in (ROWS, DISTINCT_ROWS) or col.endswith((NULLS, NEGATIVES)):

@@ -103,10 +103,16 @@ def resolve(
     if labels:
         dims = [d for d in dims if d not in labels]
         notes.append(label_note(labels))
-    notes += _distinct_notes([m for m in measures if m.kind == "count_distinct"], grain, current, dims)
+    notes += _distinct_notes([m for m in measures if not m.additive], grain, current, dims)
+    if any(m.windowed for m in measures) and any(not m.additive and not m.windowed for m in measures):
+        raise UserError(
+            f"metric {definition.expression!r} mixes a distinct count over the window with a daily one "
+            "(count_distinct_daily): use one kind on both sides"
+        )
+    approx = any(m.kind == "approx_count_distinct" for m in measures)
     spec = AnalysisSpec(
         # the headline, the charts and memory name what was measured: the filtered rows' metric
-        metric=f"{request.metric} [{row_filter.described}]" if row_filter is not None else request.metric,
+        metric=_labelled(request.metric, row_filter, approx),
         numerator=num.name,
         denominator=den.name if den else None,
         computed={m.name: m for m in measures if m.kind != "sum"},
@@ -121,9 +127,20 @@ def resolve(
         notes=notes,
         data_last=windows.last,
     )
+    if spec.windowed:
+        try:
+            spec.tiles(spec.baseline)
+        except ValueError as e:
+            raise UserError(f"--baseline {request.baseline}: {e}") from None
     if spec.baseline_words:  # a baseline longer or shorter than the window: compared per period
         spec.notes.append(f"Baseline {request.baseline}: compared {spec.baseline_words}.")
     return spec, table
+
+
+def _labelled(metric: str, row_filter: RowFilter | None, approx: bool) -> str:
+    """The metric's name in every output: with its filter, and saying when it is approximate."""
+    name = f"{metric} [{row_filter.described}]" if row_filter is not None else metric
+    return f"{name} (approximate)" if approx and "approx_count_distinct" not in metric else name
 
 
 def _dialect(source: DataSource) -> str | None:
@@ -199,22 +216,32 @@ def _time_hint(schema: Any, columns: list[str], flag: str) -> str:
 
 
 def _distinct_notes(distinct: list[Measure], grain: Grain, current: Window, dims: list[str]) -> list[str]:
-    """What a distinct count over a window is here: the sum of each period's distinct count (a
-    user active on three days counts three times), and per segment an upper bound."""
-    if not distinct:
-        return []
-    what = f"count_distinct({distinct[0].column})"
-    n = grain.covers(current.start, current.end)
+    """What a distinct count over a window is here, and what its segment table means: each segment
+    is counted on its own, so a value in two segments is in both and segment changes need not add
+    up to the total's."""
     notes = []
-    if n > 1:
+    for m in distinct:
+        what = m.text
+        n = grain.covers(current.start, current.end)
+        if m.kind == "count_distinct_daily" and n > 1:
+            notes.append(
+                f"{what} over a window of {grain.count(n)} is the sum of each {grain.name}'s distinct count "
+                f"(a value seen on three {grain.name}s counts three times): activity, not the window's "
+                f"distinct total; count_distinct({m.column}) counts the window's distinct values"
+            )
+        elif m.kind != "count_distinct_daily":
+            approx = (
+                " approximately (the engine's HyperLogLog estimate)" if m.kind != "count_distinct" else ""
+            )
+            notes.append(
+                f"{what} is counted{approx} over each whole window by the engine: the distinct values in "
+                "the window, in the baseline and in every earlier window of the history"
+            )
+    if distinct and dims:
         notes.append(
-            f"{what} over a window of {grain.count(n)} is the sum of each {grain.name}'s distinct count: "
-            f"a value seen on three {grain.name}s counts three times, so read it as activity, not as the "
-            "window's distinct total"
-        )
-    if dims:
-        notes.append(
-            f"{what} per segment is an upper bound of its share: a value in two segments counts in both"
+            "Segments of a distinct count are each counted on their own: a value in two segments (a user "
+            "on two devices) is in both, so segment values and changes need not add up to the total's; "
+            "each segment's share is its own change over the total's change"
         )
     return notes
 

@@ -66,7 +66,9 @@ def measure_expr(table: Any, m: Measure) -> Any:
     """The engine's aggregate for one measure: a sum, a row or value count, or a distinct count."""
     if m.kind == "count":
         return table[m.column].count() if m.column else table.count()
-    if m.kind == "count_distinct":
+    if m.kind == "approx_count_distinct":
+        return table[m.column].approx_nunique()
+    if not m.additive:  # count_distinct, count_distinct_daily
         return table[m.column].nunique()
     return table[m.column].sum()
 

@@ -81,6 +81,8 @@ BAD_INPUTS = {
     "bad baseline": (["--metric", "revenue", "--baseline", "lastyear"], "'lastyear' is not understood"),
     "bad end": (["--metric", "revenue", "--end", "yesterday"], "is not a date"),
     "bad ratio": (["--metric", "revenue/"], "is not a column or a ratio"),
+    "max measure": (["--metric", "max(revenue)"], "not supported: a maximum is one row's value"),
+    "median measure": (["--metric", "median(revenue)"], "try avg(revenue)"),
     "missing time column": (["--metric", "revenue", "--time-column", "day"], "time column 'day' not found"),
     "no metric": ([], "--metric is required"),
     "unknown flag": (["--metric", "revenue", "--colour", "red"], "No such option"),
