@@ -31,6 +31,7 @@ from investigator.analysis.ranges import check_baseline, is_range, parse_range, 
 from investigator.analysis.spec import Measure, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
+from investigator.limits import too_deep
 
 BASELINE_NAMES = "previous, wow, yoy, mom, qoq, avgN (e.g. avg4) or a range of days"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
@@ -108,6 +109,11 @@ class Request(BaseModel):
     )
     table: str | None = Field(None, description="The table (or, for spark://, a Parquet path) at a URL")
     sql: str | None = Field(None, description="A query at a URL, used as the table")
+    own_sql: bool = Field(
+        False,
+        description="the query is the process owner's own (CLI, notebook, MCP over stdio) and may read "
+        "their files; any other (an HTTP client's, a config's) reads only the connection's tables",
+    )
     window: Span = Field(default_factory=lambda: Span.of("7d"))
     end: date | None = None
     baseline: str = Field(
@@ -218,6 +224,7 @@ def build_request(
     sql: str | None = None,
     keep_dimensions: list[str] | str | None = None,
     filter: str | dict[str, Any] | None = None,
+    own_sql: bool = False,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line). `filter` is the `--filter`
@@ -241,11 +248,14 @@ def build_request(
         keep_dimensions = [d.strip() for d in keep_dimensions.split(",") if d.strip()]
     if isinstance(filter, dict):
         filter = segment_text(filter)
+    for text, name in ((filter, "filter"), (sql, "sql")):
+        if text and (refused := too_deep(text, f"{flag}{name}")) is not None:
+            raise UserError(refused)
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
-        "filter": (filter or "").strip() or None,
+        "filter": (filter or "").strip() or None, "own_sql": own_sql and bool(sql),
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

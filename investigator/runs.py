@@ -23,9 +23,8 @@ from investigator.request import Request, metric_definition
 from investigator.run.guard import check_unchanged, fingerprint
 from investigator.run.hypotheses import seed_hypotheses
 from investigator.run.state import RunState, load, new_run_id, run_dir, save
-from investigator.sources import source_for
 from investigator.sources.extract import EXTRACT_FILE, write_extract
-from investigator.sources.resolve import resolve
+from investigator.sources.resolve import request_source, resolve
 from investigator.sources.urls import is_url, redact
 
 DATAFRAME_FILE = "data.parquet"  # where a DataFrame given to a run is kept, inside the run folder
@@ -83,7 +82,7 @@ def _extract(
     """Validate in the engine and write the extract. On a failure the caller removes the run folder
     (`drop_unsaved`), after stopping the kernel it may be starting in it: removed here, under a
     kernel still starting, the kernel's own error reached the user's terminal beside theirs."""
-    source = source_for(url, request.table or definition.table, request.sql or definition.sql)
+    source = request_source(url, request, definition)
     try:
         spec, table = resolve(request, source, definition)
         extract = write_extract(table, spec, folder / EXTRACT_FILE)

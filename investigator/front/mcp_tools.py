@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from investigator.errors import UserError
 from investigator.factories import Hooks
 from investigator.front.live import Snapshot, snapshot
+from investigator.limits import check_lengths
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
 from investigator.run.decision import Decision
@@ -34,6 +35,7 @@ __all__ = [
     "RunSummary",
     "TriageResult",
     "check_data",
+    "check_lengths",
     "facts",
     "investigation",
     "list_runs",
@@ -57,6 +59,9 @@ class Place(BaseModel):
         None, description="files (data, triage configs) only from under these; None: anywhere"
     )
     urls: bool = Field(True, description="whether a client may write a connection URL itself")
+    max_runs: int = Field(
+        2, ge=1, description="investigations (and triage jobs) at once; as many more wait, beyond is refused"
+    )
 
 
 def check_data(place: Place, data: str | None, what: str = "data file") -> None:
@@ -65,6 +70,7 @@ def check_data(place: Place, data: str | None, what: str = "data file") -> None:
     connection URL written by the client when only the server's own (`env:VAR`) are allowed."""
     from investigator.sources.urls import ENV_PREFIX, is_url
 
+    check_lengths({"config" if what == "triage config" else "data": data})
     if data is None or data.startswith(ENV_PREFIX):
         return
     if is_url(data):
@@ -113,7 +119,8 @@ def run_folder(place: Place, run_id: str) -> Path:
     """The folder of run `run_id` inside the runs folder; a `UserError` for an id that is no run
     id (a path, `..`), so no client reaches another folder by naming one."""
     if not _RUN_ID.match(run_id) or ".." in run_id:
-        raise UserError(f"{run_id!r} is not a run id (like 20260329-101500-a1b2c3); see list_runs")
+        shown = repr(run_id) if len(run_id) <= 64 else f"a {len(run_id):,}-character text"
+        raise UserError(f"{shown} is not a run id (like 20260329-101500-a1b2c3); see list_runs")
     return place.runs_dir / run_id
 
 
@@ -215,12 +222,15 @@ def investigation(
     from investigator.front.flags import ask
     from investigator.runner import investigate
 
+    check_lengths({"metric": metric, "table": table, "sql": sql, "window": window, "end": end,
+                   "time_column": time_column, "baseline": baseline, "dimensions": dimensions,
+                   "filter": filter})  # fmt: skip
     check_data(place, data)
     request, settings, choice = ask(
         metric=metric, data=data, table=table, sql=sql, window=window, end=end, time_column=time_column,
         baseline=baseline,
         dimensions=dimensions, filter=filter, planner=planner, max_iterations=max_iterations,
-        runs_dir=place.runs_dir, home=place.home,
+        runs_dir=place.runs_dir, home=place.home, own_sql=place.urls,
     )  # fmt: skip
     hooks = _hooks(progress, cancelled, settings.max_iterations, [])
     return investigate(request, settings, hooks, llm=choice)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from investigator.analysis.queries import as_dates
 from investigator.errors import DataError, UserError
 from investigator.sources import querylog, readonly
+from investigator.sources.quoted import without_values
 from investigator.sources.urls import expand, redact, scheme, scrub
 
 if TYPE_CHECKING:
@@ -57,15 +58,20 @@ _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "1
 
 
 class WarehouseSource:
-    """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one)."""
+    """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one).
+    `own_sql`: the query is the process owner's own (the CLI's `--sql`), which may read their files;
+    any other reads only the connection's own tables (`readonly`)."""
 
-    def __init__(self, data: str, table: str | None = None, sql: str | None = None) -> None:
+    def __init__(
+        self, data: str, table: str | None = None, sql: str | None = None, *, own_sql: bool = False
+    ) -> None:
         if bool(table) == bool(sql):
             raise UserError(
                 f"{redact(data)} is a database: name the data with --table NAME or --sql 'select ...' "
                 "(one of them)"
             )
         self.data, self.table, self.sql = data, table, sql
+        self.own_sql = own_sql and bool(sql)
         self.notes: list[str] = []
         self._con: Any = None
 
@@ -76,11 +82,12 @@ class WarehouseSource:
     def open(self, time_column: str) -> Table:
         """The table (or query) as an Ibis expression, its time column typed as dates."""
         url = expand(self.data)
-        refused = readonly.query_refusal(self.sql, readonly.dialect(scheme(url))) if self.sql else None
+        dialect = readonly.dialect(scheme(url))
+        refused = readonly.query_refusal(self.sql, dialect, own=self.own_sql) if self.sql else None
         if refused is not None:
             raise UserError(refused)
         try:
-            con = self._con = self._con or _connected(url)
+            con = self._con = self._con or _connected(url, confined=not self.own_sql)
             table = self._source(con)
             if time_column in table.columns and not table[time_column].type().is_date():
                 table = table.mutate(**{time_column: as_dates(table, time_column)})
@@ -114,7 +121,7 @@ class WarehouseSource:
         holding the password: the driver's text is scrubbed, the URL shown redacted."""
         where, kind = redact(url), scheme(url)
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        text, said = first.lower(), scrub(first, url)
+        text, said = first.lower(), without_values(scrub(first, url), [self.sql, self.table, redact(url)])
         if isinstance(error, ModuleNotFoundError | ImportError):
             how = EXTRAS.get(kind, f"pip install 'ibis-framework[{kind}]'")
             return f"the {kind} driver is not installed ({said}): {how}"
@@ -168,18 +175,19 @@ def _missing_database(first: str, url: str) -> str | None:
     return f"database {found['name']} does not exist" if found["name"] else None
 
 
-def _connected(url: str) -> Any:
+def _connected(url: str, confined: bool = True) -> Any:
     """A logged connection (`querylog`): how long connecting took, and every query after."""
     started = time.perf_counter()
-    con = connect(url)
+    con = connect(url, confined)
     querylog.note("connect", time.perf_counter() - started)
     return querylog.logged(con)
 
 
-def connect(url: str) -> Any:
+def connect(url: str, confined: bool = True) -> Any:
     """An Ibis connection for a URL: any backend `ibis.connect` knows, and `spark://MASTER`
     (`spark://local[2]`, or a cluster's master URL) through Ibis's PySpark backend. Postgres,
-    DuckDB files and SQLite files are opened read-only (`readonly`); Spark has no such mode."""
+    DuckDB files and SQLite files are opened read-only (`readonly`); Spark has no such mode.
+    `confined` (unless the process owner wrote the query): DuckDB reads no file but its own."""
     import ibis
 
     kind = scheme(url)
@@ -188,6 +196,9 @@ def connect(url: str) -> Any:
     if kind == "postgres":
         timeout = {} if "connect_timeout" in url else {"connect_timeout": 10}
         return readonly.read_only_postgres(ibis.connect(url, **timeout))
+    if kind == "duckdb" and confined:
+        options = {"read_only": True} if readonly.duckdb_file(url) else {}
+        return readonly.confine_duckdb(ibis.connect(url, **options, **readonly.DUCKDB_CONFINED))
     if kind == "duckdb" and readonly.duckdb_file(url):
         return ibis.connect(url, read_only=True)
     if kind == "sqlite":
