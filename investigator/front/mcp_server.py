@@ -69,26 +69,24 @@ class Jobs:
         self._idle = threading.Condition(self._lock)
         self.limit = limit
         self._slots = anyio.Semaphore(limit)
-        self._waiting = 0
+        self._admitted = 0  # running or waiting; decided before any await, so calls cannot race
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """A run slot, waited for in turn; `Busy` when `limit` calls already wait for one."""
-        if self._slots.value == 0 and self._waiting >= self.limit:
+        if self._admitted >= 2 * self.limit:
+            waiting = self._admitted - self.limit
             raise Busy(
-                f"{self.limit} investigations are running and {self._waiting} waiting, this server's limit "
+                f"{self.limit} investigations are running and {waiting} waiting, this server's limit "
                 "(investigate mcp --max-runs): try again when one ends; describe_data and list_runs "
                 "answer meanwhile"
             )
-        self._waiting += 1
+        self._admitted += 1
         try:
-            await self._slots.acquire()
+            async with self._slots:
+                yield
         finally:
-            self._waiting -= 1
-        try:
-            yield
-        finally:
-            self._slots.release()
+            self._admitted -= 1
 
     @contextmanager
     def job(self) -> Iterator[threading.Event]:

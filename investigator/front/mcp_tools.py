@@ -67,8 +67,10 @@ class Place(BaseModel):
 def check_data(place: Place, data: str | None, what: str = "data file") -> None:
     """Refuse what this server does not let a client name: a file outside the data roots (an HTTP
     client is not the user who started the server, and a file's aggregates are its content), or a
-    connection URL written by the client when only the server's own (`env:VAR`) are allowed."""
-    from investigator.sources.urls import ENV_PREFIX, is_url
+    connection URL written by the client when only the server's own (`env:VAR`) are allowed. A
+    `duckdb://` or `sqlite://` URL names a file: it is held to the data roots like a path."""
+    from investigator.sources.readonly import database_path
+    from investigator.sources.urls import ENV_PREFIX, is_url, scheme
 
     check_lengths({"config" if what == "triage config" else "data": data})
     if data is None or data.startswith(ENV_PREFIX):
@@ -79,10 +81,18 @@ def check_data(place: Place, data: str | None, what: str = "data file") -> None:
                 "this server takes no connection URL from a client: name one the server's environment "
                 "holds, as data=env:VAR"
             )
+        named = database_path(data) if scheme(data) in ("duckdb", "sqlite") else None
+        if (
+            named is None
+            or place.data_roots is None
+            or data.split("://", 1)[1].startswith(("md:", "motherduck:"))
+        ):
+            return
+        path = named.resolve()
+    elif place.data_roots is None:
         return
-    if place.data_roots is None:
-        return
-    path = Path(data).expanduser().resolve()
+    else:
+        path = Path(data).expanduser().resolve()
     if not any(path.is_relative_to(root) for root in place.data_roots):
         roots = ", ".join(str(r) for r in place.data_roots) or "none"
         raise UserError(f"{what} {data} is outside this server's data folders ({roots}); see --data-root")

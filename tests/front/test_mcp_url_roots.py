@@ -1,0 +1,46 @@
+"""Regression (issue 37, item 5): over stdio, `--data-root` held paths to the data folders but not
+`duckdb:///...` or `sqlite:///...` URLs, so a file outside the roots was read through a URL while
+the same path was refused. A URL that names a database file is now held to the roots like a path,
+on every transport. The official MCP client against the server built here (in memory)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from investigator.front.mcp_server import build_server
+from investigator.front.mcp_tools import Place
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_database_url_outside_the_data_roots_is_refused_like_its_path(tmp_path: Path) -> None:
+    inside, outside = tmp_path / "shared", tmp_path / "private"
+    inside.mkdir()
+    outside.mkdir()
+    for folder in (inside, outside):
+        con = sqlite3.connect(folder / "shop.sqlite")
+        con.execute("create table sales (date text, region text, revenue real)")
+        con.execute("insert into sales values ('2026-03-01', 'EU', 1.0)")
+        con.commit()
+        con.close()
+    place = Place(runs_dir=tmp_path / "runs", home=tmp_path / "home", data_roots=[inside], urls=True)
+    server, _ = build_server(place)
+    async with Client(server) as client:
+        for url in (f"sqlite:///{outside / 'shop.sqlite'}", f"duckdb:///{outside / 'shop.duckdb'}",
+                    f"sqlite:///{inside / '..' / 'private' / 'shop.sqlite'}"):  # fmt: skip
+            for tool in ("describe_data", "investigate"):
+                result = await client.call_tool(tool, {"data": url, "table": "sales", "metric": "revenue"})
+                text = " ".join(c.text for c in result.content if c.type == "text")
+                assert result.is_error and "outside this server's data folders" in text, text
+        ok = await client.call_tool(
+            "describe_data", {"data": f"sqlite:///{inside / 'shop.sqlite'}", "table": "sales"}
+        )
+        assert not ok.is_error, ok.content
