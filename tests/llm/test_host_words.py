@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from investigator.memory.extract import memories_of
-from investigator.planners.host_words import COMMENTARY
 from investigator.run.state import RunState
 from investigator.testing import FakeOpenAI, Reply, answer
 
@@ -54,7 +53,9 @@ def test_a_model_that_claims_a_false_headline_ends_with_the_hosts(
     said = [f.summary for f in report.findings] + [report.conclusion]
     assert not any("ROSE" in s for s in said)  # the conclusion's finding is the host's headline
     state = RunState.model_validate_json((folder / "state.json").read_text())
-    assert state.conclusion is not None and state.conclusion.rationale.startswith(COMMENTARY)
+    assert state.conclusion is not None and state.conclusion.rationale.startswith(
+        "Model's commentary (its own words, not checked by the host)"
+    )
     texts = [m.text for m in memories_of(state, report)]
     assert texts and not any("ROSE" in t or "SYSTEM" in t or "host-verified" in t for t in texts)
 
