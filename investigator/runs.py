@@ -109,6 +109,11 @@ def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
     """A saved run and the settings it started with (the caller's `runs_dir` still applies)."""
     folder = run_dir(settings.runs_dir, run_id)
     if not (folder / "state.json").exists():
+        if folder.is_dir():  # killed while it started (SIGKILL, a crash): nothing to continue from
+            raise ConfigError(
+                f"run {run_id} was stopped while it started and saved nothing to continue from (its folder "
+                f"holds no state.json): run the same investigate command again, and remove {folder}"
+            )
         raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; runs are folders there")
     state = load(folder)
     saved = {**state.settings.model_dump(), "planner": state.planner, "sandbox": state.sandbox}

@@ -194,8 +194,9 @@ async def test_an_http_client_reads_neither_environ_nor_a_file_through_duckdb(
     served: str, planted: dict[str, Path]
 ) -> None:
     answers = await _asked(served, "env:SHOP_DB", duckdb_reads(planted))
+    leaked = [asked for asked, answer in answers if any(s in answer for s in (TOKEN, FILE_CANARY, "PATH="))]
+    assert leaked == []
     for asked, answer in answers:
-        assert TOKEN not in answer and FILE_CANARY not in answer and "PATH=" not in answer, asked
         assert "reads files" in answer or "reads a file" in answer, (asked, answer)
 
 
@@ -224,7 +225,8 @@ async def test_an_http_client_reads_no_server_file_through_postgres_as_superuser
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
+    secrets = ("PG_VERSION", "listen_addresses", "PGDATA", "PATH=", TOKEN, "super-secret-admin")
+    leaked = [asked for asked, answer in answers if any(s in answer for s in secrets)]
+    assert leaked == []
     for asked, answer in answers:
-        for secret in ("PG_VERSION", "listen_addresses", "PGDATA", "PATH=", TOKEN, "super-secret-admin"):
-            assert secret not in answer, asked
         assert "reads the server's files" in answer or "lo_import()" in answer, (asked, answer)
