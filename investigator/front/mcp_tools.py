@@ -73,6 +73,15 @@ def check_data(place: Place, data: str | None, what: str = "data file") -> None:
     from investigator.sources.urls import ENV_PREFIX, is_url, scheme
 
     check_lengths({"config" if what == "triage config" else "data": data})
+    if data is not None and data.startswith(ENV_PREFIX) and not place.urls:
+        import os
+
+        value = os.environ.get(data[len(ENV_PREFIX) :].strip(), "").strip()
+        if not is_url(value) or value.startswith(ENV_PREFIX):  # unset, or no URL: one refusal for both
+            raise UserError(
+                f"data {data} names no connection this server holds: its operator sets the URL in the "
+                "server's environment"
+            )
     if data is None or data.startswith(ENV_PREFIX):
         return
     if is_url(data):

@@ -119,9 +119,9 @@ class WarehouseSource:
     def _explain(self, error: BaseException, url: str) -> str:
         """One line that names what went wrong (from the driver's own words) and what to do, never
         holding the password: the driver's text is scrubbed, the URL shown redacted."""
-        where, kind = redact(url), scheme(url)
+        where, kind = redact(self.data), scheme(url)  # `env:VAR` as written: no user, host or database
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        text, said = first.lower(), without_values(scrub(first, url), [self.sql, self.table, redact(url)])
+        text, said = first.lower(), without_values(scrub(first, url), [self.sql, self.table, where])
         if isinstance(error, ModuleNotFoundError | ImportError):
             how = EXTRAS.get(kind, f"pip install 'ibis-framework[{kind}]'")
             return f"the {kind} driver is not installed ({said}): {how}"
@@ -130,11 +130,15 @@ class WarehouseSource:
                 f"{where} is already open read-write in this process (another DuckDB connection): close "
                 "that connection and run again; the investigator opens database files read-only"
             )
-        if (missing := _missing_database(first, url)) is not None:
+        if (missing := _missing_database(first, url, named=where == redact(url))) is not None:
             what = "path" if "file" in missing else "database name"
             return f"{missing} at {where}: check the {what} in the URL ({said})"
         if (role := _ROLE.search(first)) is not None:
-            who = f"role {role['name']}" if role["name"] else "this user, host and database"
+            who = (
+                f"role {role['name']}"
+                if role["name"] and where == redact(url)
+                else "this user, host and database"
+            )
             return (
                 f"bad credentials for {where}: the server refuses {who}: check the user in the URL ({said})"
             )
@@ -164,15 +168,20 @@ class WarehouseSource:
         return f"table {self.table}" if self.table else "the --sql query"
 
 
-def _missing_database(first: str, url: str) -> str | None:
-    """ "database X does not exist" (or "no database file") when the driver says so, else None."""
+def _missing_database(first: str, url: str, named: bool = True) -> str | None:
+    """ "database X does not exist" (or "no database file") when the driver says so, else None;
+    without `named` (an `env:VAR` URL) the database is not named."""
     found = _NO_DATABASE.search(first)
     if found is None:
         return None
     if scheme(url) in ("duckdb", "sqlite"):
         path = readonly.database_path(url)
         return None if path is not None and path.exists() else "no database file"
-    return f"database {found['name']} does not exist" if found["name"] else None
+    return (
+        f"database {found['name'] if named else ''} does not exist".replace("  ", " ")
+        if found["name"]
+        else None
+    )
 
 
 def _connected(url: str, confined: bool = True) -> Any:

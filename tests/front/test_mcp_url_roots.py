@@ -44,3 +44,22 @@ async def test_a_database_url_outside_the_data_roots_is_refused_like_its_path(tm
             "describe_data", {"data": f"sqlite:///{inside / 'shop.sqlite'}", "table": "sales"}
         )
         assert not ok.is_error, ok.content
+
+
+@pytest.mark.anyio
+async def test_a_token_holder_cannot_tell_which_variables_are_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37 (also tighten): over HTTP an unset variable and one that holds no URL (HOME) got
+    different answers; both now get the same refusal, the variable's name aside."""
+    monkeypatch.setenv("SET_BUT_NO_URL", "/home/someone")
+    monkeypatch.delenv("NOT_SET_AT_ALL", raising=False)
+    place = Place(runs_dir=tmp_path / "runs", home=tmp_path / "home", data_roots=[tmp_path], urls=False)
+    server, _ = build_server(place)
+    async with Client(server) as client:
+        said = []
+        for name in ("SET_BUT_NO_URL", "NOT_SET_AT_ALL"):
+            result = await client.call_tool("describe_data", {"data": f"env:{name}", "table": "t"})
+            said.append(" ".join(c.text for c in result.content if c.type == "text").replace(name, "VAR"))
+    assert said[0] == said[1] and "names no connection this server holds" in said[0]
+    assert "/home/someone" not in said[0]

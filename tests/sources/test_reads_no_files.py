@@ -79,6 +79,7 @@ POSTGRES_READS = [
     "select name as region, current_date as date, 1 as revenue from pg_ls_dir('.') as name",
     "select (pg_stat_file('PG_VERSION')).size as revenue, current_date as date",
     "select lo_import('/proc/self/environ') as revenue, current_date as date",
+    "select cast(string_agg(name, ',') as int) as revenue, current_date as date from pg_ls_dir('.') as name",
 ]
 
 
@@ -230,3 +231,16 @@ async def test_an_http_client_reads_no_server_file_through_postgres_as_superuser
     assert leaked == []
     for asked, answer in answers:
         assert "reads the server's files" in answer or "lo_import()" in answer, (asked, answer)
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_fifo_or_a_device_named_as_data_is_refused_not_read(tmp_path: Path, special: str) -> None:
+    """Issue 37 (also tighten): a FIFO or /dev/zero named as data hung the run."""
+    from investigator.errors import DataError
+
+    path = Path(special)
+    if special == "fifo":
+        path = tmp_path / "data.csv"
+        os.mkfifo(path)
+    with pytest.raises(DataError, match="not a file"):
+        source_for(str(path)).open("date")
