@@ -19,6 +19,7 @@ iteration, as Ctrl-C does: the kernel is shut down and the run stays resumable.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -35,6 +36,7 @@ from pydantic import BaseModel, Field
 from investigator.errors import InvestigatorError, UserError
 from investigator.front import mcp_tools as work
 from investigator.front.live import Snapshot
+from investigator.front.mcp_bounds import bounded
 from investigator.front.mcp_tools import Place, RunList, TriageResult
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
@@ -178,9 +180,10 @@ async def _in_thread(
             log.error("tool failed", exc_info=answer)
         text = one_line(answer, _secrets(data))
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    structured = bounded(answer.model_dump(mode="json"))  # the data's values bounded, marked as data
     return CallToolResult(
-        content=[TextContent(type="text", text=answer.model_dump_json(indent=2))],
-        structured_content=answer.model_dump(mode="json"),
+        content=[TextContent(type="text", text=json.dumps(structured, indent=2, ensure_ascii=False))],
+        structured_content=structured,
     )
 
 
@@ -361,7 +364,9 @@ def _resources(mcp: MCPServer, place: Place) -> None:
     @mcp.resource("investigator://runs/{run_id}/report", name="report", mime_type="application/json")
     def report(run_id: str) -> str:
         """A run's report.json (the published report schema)."""
-        return _readable(lambda: work.load_report(place, run_id).model_dump_json(indent=2))
+        return _readable(
+            lambda: json.dumps(bounded(work.load_report(place, run_id).model_dump(mode="json")), indent=2)
+        )
 
     @mcp.resource(
         "investigator://triage/{digest_id}/digest", name="triage digest", mime_type="application/json"
