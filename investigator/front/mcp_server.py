@@ -34,6 +34,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from investigator.errors import InvestigatorError, UserError
+from investigator.fmt import clip
 from investigator.front import mcp_tools as work
 from investigator.front.live import Snapshot
 from investigator.front.mcp_bounds import bounded
@@ -41,6 +42,7 @@ from investigator.front.mcp_tools import Place, RunList, TriageResult
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
 from investigator.sources.describe import DataDescription, describe_data
+from investigator.sources.quoted import without_values
 
 __all__ = ["Jobs", "build_server"]
 
@@ -124,7 +126,9 @@ def one_line(e: BaseException, secrets: list[str]) -> str:
         text = f"failed: {e}"
     else:
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        text = f"failed: {type(e).__name__}: {first}".rstrip(": ")
+        text = f"failed: {type(e).__name__}: {clip(without_values(first))}".rstrip(
+            ": "
+        )  # no value of the data
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
