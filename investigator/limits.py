@@ -16,7 +16,8 @@ __all__ = ["ARGUMENT_CHARS", "MAX_DEPTH", "MAX_QUERY_CHARS", "check_lengths", "t
 MAX_DEPTH = 40  # nested parentheses a condition or a query may hold (sqlglot recurses per level)
 MAX_QUERY_CHARS = 20_000  # a query or a condition longer than this is refused before it is parsed
 # the longest each argument may be; anything not named here: DEFAULT_CHARS
-ARGUMENT_CHARS = {"sql": MAX_QUERY_CHARS, "filter": MAX_QUERY_CHARS, "data": 4_096, "config": 4_096}
+ARGUMENT_CHARS = {"sql": MAX_QUERY_CHARS, "filter": MAX_QUERY_CHARS, "data": 4_096, "config": 4_096,
+                  "objective": 4_096}  # fmt: skip
 DEFAULT_CHARS = 512
 
 
@@ -34,12 +35,13 @@ def too_deep(text: str, where: str) -> str | None:
     return None
 
 
-def check_lengths(arguments: Mapping[str, object]) -> None:
+def check_lengths(arguments: Mapping[str, object], flag: str = "") -> None:
     """A `UserError` naming the first argument longer than its cap (text, or text in a list), with
-    its length and never its value."""
+    its length and never its value; `flag` prefixes its name ("--" on the command line)."""
     for name, value in arguments.items():
         texts = value if isinstance(value, list | tuple) else [value]
         cap = ARGUMENT_CHARS.get(name, DEFAULT_CHARS)
         for text in texts:
             if isinstance(text, str) and len(text) > cap:
-                raise UserError(f"{name} is {len(text):,} characters long, more than {cap:,}: shorten it")
+                what = f"{flag}{name.replace('_', '-') if flag else name}"
+                raise UserError(f"{what} is {len(text):,} characters long, more than {cap:,}: shorten it")

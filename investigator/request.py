@@ -31,7 +31,7 @@ from investigator.analysis.ranges import check_baseline, is_range, parse_range, 
 from investigator.analysis.spec import Measure, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
-from investigator.limits import too_deep
+from investigator.limits import check_lengths, too_deep
 
 BASELINE_NAMES = "previous, wow, yoy, mom, qoq, avgN (e.g. avg4) or a range of days"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
@@ -231,6 +231,11 @@ def build_request(
     text, or a segment as a dict ({"region": "EU"}: the rows of a segment triage flagged)."""
     if not metric:
         raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
+    check_lengths(
+        {"metric": metric, "data": data, "table": table, "sql": sql, "time_column": time_column,
+         "baseline": baseline, "objective": objective, "dimensions": dimensions},
+        flag,
+    )  # fmt: skip
     try:
         baseline = check_baseline(baseline, flag)
     except WindowError as e:

@@ -40,3 +40,10 @@ def test_a_deeply_nested_triage_sql_is_refused_naming_the_key(tmp_path: Path) ->
     path.write_text(yaml.safe_dump(config))
     with pytest.raises(ConfigError, match="nests parentheses 60 deep"):
         load_config(path)
+
+
+def test_an_argument_too_long_is_a_user_error_that_does_not_echo_it(tmp_path: Path) -> None:
+    """Issue 37 item 7, on the command line: a 100 KB `--data` was an OSError's traceback."""
+    out = cli("--metric", "revenue", "--data", "y" * 100_000, env={"INVESTIGATOR_WARM": "0"}, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-500:]
+    assert out.stderr.strip() == "error: --data is 100,000 characters long, more than 4,096: shorten it"
