@@ -109,10 +109,10 @@ class Request(BaseModel):
     )
     table: str | None = Field(None, description="The table (or, for spark://, a Parquet path) at a URL")
     sql: str | None = Field(None, description="A query at a URL, used as the table")
-    own_sql: bool = Field(
+    by_owner: bool = Field(
         False,
-        description="the query is the process owner's own (CLI, notebook, MCP over stdio) and may read "
-        "their files; any other (an HTTP client's, a config's) reads only the connection's tables",
+        description="asked by the process owner (CLI, notebook, MCP over stdio): their --sql may read "
+        "their files; any other query (an HTTP client's, a config's) reads only the connection's tables",
     )
     window: Span = Field(default_factory=lambda: Span.of("7d"))
     end: date | None = None
@@ -224,7 +224,7 @@ def build_request(
     sql: str | None = None,
     keep_dimensions: list[str] | str | None = None,
     filter: str | dict[str, Any] | None = None,
-    own_sql: bool = False,
+    by_owner: bool = False,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line). `filter` is the `--filter`
@@ -260,7 +260,7 @@ def build_request(
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
-        "filter": (filter or "").strip() or None, "own_sql": own_sql and bool(sql),
+        "filter": (filter or "").strip() or None, "by_owner": by_owner,
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

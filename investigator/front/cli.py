@@ -230,7 +230,7 @@ def main_command(
             time_column=time_column, dimensions=dimensions, keep_dimensions=keep_dimensions,
             objective=objective, filter=filter, planner=planner, sandbox=sandbox,
             max_iterations=max_iterations, max_tokens_per_run=max_tokens_per_run, model=model,
-            llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--", own_sql=True,
+            llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--", by_owner=True,
         )  # fmt: skip
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks, llm=choice, started=program_started)

@@ -42,14 +42,14 @@ def ask(
     runs_dir: str | Path | None = None,
     home: str | Path | None = None,
     flag: str = "",
-    own_sql: bool = False,
+    by_owner: bool = False,
 ) -> Asked:
     """The request, the settings (configs and environment, these flags over them) and the LLM
     choices; `flag` prefixes option names in messages ("--" on the command line)."""
     request = build_request(
         metric, data or None, window, end, baseline, time_column, dimensions, objective,
         flag=flag, table=table, sql=sql, keep_dimensions=keep_dimensions,
-        filter=filter, own_sql=own_sql,
+        filter=filter, by_owner=by_owner,
     )  # fmt: skip
     settings = load_settings(
         planner=planner,

@@ -358,7 +358,7 @@ def _describe(
         metric=metric,
         window=window,
         time_column=time_column,
-        own_sql=place.urls,
+        by_owner=place.urls,
     )
 
 

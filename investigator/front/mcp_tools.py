@@ -249,7 +249,7 @@ def investigation(
         metric=metric, data=data, table=table, sql=sql, window=window, end=end, time_column=time_column,
         baseline=baseline,
         dimensions=dimensions, filter=filter, planner=planner, max_iterations=max_iterations,
-        runs_dir=place.runs_dir, home=place.home, own_sql=place.urls,
+        runs_dir=place.runs_dir, home=place.home, by_owner=place.urls,
     )  # fmt: skip
     hooks = _hooks(progress, cancelled, settings.max_iterations, [])
     return investigate(request, settings, hooks, llm=choice)

@@ -150,7 +150,7 @@ def investigate(
         dimensions=dimensions, keep_dimensions=keep_dimensions, objective=objective, filter=filter,
         planner=planner, sandbox=sandbox, max_iterations=max_iterations,
         max_tokens_per_run=max_tokens_per_run, model=model, llm_mode=llm_mode, runs_dir=runs_dir, home=home,
-        own_sql=True,
+        by_owner=True,
     )  # fmt: skip
     with progress(settings.max_iterations, enabled=not quiet) as hooks:
         report = run(request, settings, hooks, data=frame, llm=choice, reuse_kernel=True)

@@ -14,16 +14,16 @@ if TYPE_CHECKING:
 
 
 def source_for(
-    data: str, table: str | None = None, sql: str | None = None, *, own_sql: bool = False
+    data: str, table: str | None = None, sql: str | None = None, *, own: bool = False
 ) -> DataSource:
-    """The source a `--data` value names, with its `--table` or `--sql` for a URL. `own_sql` says
+    """The source a `--data` value names, with its `--table` or `--sql` for a URL. `own` says
     the query is the process owner's own (the CLI's `--sql`): only such a query may read files."""
     from investigator.sources.urls import is_url
 
     if is_url(data):
         from investigator.sources.warehouse import WarehouseSource
 
-        return WarehouseSource(data, table, sql, own_sql=own_sql)
+        return WarehouseSource(data, table, sql, own=own)
     if table or sql:
         raise UserError(f"--table and --sql name data behind a connection URL; {data} is a file")
     from investigator.sources.files import FileSource

@@ -32,11 +32,12 @@ if TYPE_CHECKING:
 
 def request_source(data: str, request: Request, definition: MetricDefinition) -> DataSource:
     """The source a run reads: the request's table or query, else its metric definition's. Only
-    the request's own query, asked by the process owner, may read files; a definition's never."""
+    the request's own table or query, asked by the process owner, is the owner's: a definition's
+    query never is (someone else may have written it)."""
     from investigator.sources import source_for
 
-    own = bool(request.sql) and request.own_sql
-    return source_for(data, request.table or definition.table, request.sql or definition.sql, own_sql=own)
+    own = request.by_owner and (bool(request.sql) or not definition.sql)  # a definition's query: never
+    return source_for(data, request.table or definition.table, request.sql or definition.sql, own=own)
 
 
 def resolve(

@@ -59,11 +59,12 @@ _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "1
 
 class WarehouseSource:
     """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one).
-    `own_sql`: the query is the process owner's own (the CLI's `--sql`), which may read their files;
-    any other reads only the connection's own tables (`readonly`)."""
+    `own`: the query is the process owner's own (the CLI's `--sql`), which may read their files;
+    any other query reads only the connection's own tables, its DuckDB confined (`readonly`). A
+    table is the connection's own: it is opened as it is (a view over Parquet files still reads)."""
 
     def __init__(
-        self, data: str, table: str | None = None, sql: str | None = None, *, own_sql: bool = False
+        self, data: str, table: str | None = None, sql: str | None = None, *, own: bool = False
     ) -> None:
         if bool(table) == bool(sql):
             raise UserError(
@@ -71,7 +72,7 @@ class WarehouseSource:
                 "(one of them)"
             )
         self.data, self.table, self.sql = data, table, sql
-        self.own_sql = own_sql and bool(sql)
+        self.own = own or not sql
         self.notes: list[str] = []
         self._con: Any = None
 
@@ -83,11 +84,11 @@ class WarehouseSource:
         """The table (or query) as an Ibis expression, its time column typed as dates."""
         url = expand(self.data)
         dialect = readonly.dialect(scheme(url))
-        refused = readonly.query_refusal(self.sql, dialect, own=self.own_sql) if self.sql else None
+        refused = readonly.query_refusal(self.sql, dialect, own=self.own) if self.sql else None
         if refused is not None:
             raise UserError(refused)
         try:
-            con = self._con = self._con or _connected(url, confined=not self.own_sql)
+            con = self._con = self._con or _connected(url, confined=not self.own)
             table = self._source(con)
             if time_column in table.columns and not table[time_column].type().is_date():
                 table = table.mutate(**{time_column: as_dates(table, time_column)})

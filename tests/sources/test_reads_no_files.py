@@ -119,11 +119,11 @@ def test_a_confined_duckdb_reads_no_file_even_past_the_name_check(planted: dict[
 
 def test_the_owners_own_sql_may_read_files_but_no_error_quotes_a_value(planted: dict[str, Path]) -> None:
     url = f"duckdb://{planted['db']}"
-    own = source_for(url, sql=f"select * from read_csv('{planted['csv']}')", own_sql=True)
+    own = source_for(url, sql=f"select * from read_csv('{planted['csv']}')", own=True)
     assert len(own.open("date").to_pandas()) == 1
     own.close()
     cast = f"select cast(content as int) as x from read_text('{planted['txt']}')"
-    bad = source_for(url, sql=cast, own_sql=True)
+    bad = source_for(url, sql=cast, own=True)
     with pytest.raises(Exception) as caught:
         bad.open("date")
     assert FILE_CANARY not in str(caught.value) and "'…'" in str(caught.value)
