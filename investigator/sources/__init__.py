@@ -17,7 +17,8 @@ def source_for(
     data: str, table: str | None = None, sql: str | None = None, *, own: bool = False
 ) -> DataSource:
     """The source a `--data` value names, with its `--table` or `--sql` for a URL. `own` says
-    the query is the process owner's own (the CLI's `--sql`): only such a query may read files."""
+    the table or query is the process owner's own (the CLI's): only such a query may read files,
+    and only such a source is opened without DuckDB's confinement."""
     from investigator.sources.urls import is_url
 
     if is_url(data):

@@ -25,6 +25,7 @@ backends Ibis reaches (MySQL, Trino, ...): give those a role that can only read.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 from pathlib import Path
@@ -38,7 +39,7 @@ __all__ = [
     "FILE_FUNCTIONS",
     "POSTGRES_FUNCTIONS",
     "config_query_refusal",
-    "confine_duckdb",
+    "connect_confined_duckdb",
     "connect_sqlite",
     "database_path",
     "dialect",
@@ -271,11 +272,46 @@ DUCKDB_CONFINED: dict[str, Any] = {
 }
 
 
-def confine_duckdb(con: Any) -> Any:
-    """Lock an Ibis DuckDB connection opened with `DUCKDB_CONFINED`: no statement can turn external
-    access back on (`SET` is refused in queries too; this holds even if that check were wrong)."""
-    con.raw_sql("SET lock_configuration = true")
-    return con
+def connect_confined_duckdb(url: str) -> Any:
+    """An Ibis DuckDB connection opened with `DUCKDB_CONFINED` (a file read-only), its
+    configuration then locked: no statement can turn anything back on (`SET` is refused in queries
+    too; this holds even if that check were wrong). DuckDB keeps one database per file per process,
+    so a second connection to a file finds it locked already: Ibis's own settings (its time zone)
+    were made by the first, and are not made again."""
+    import duckdb
+
+    path = database_path(url)
+    con = duckdb.connect(":memory:" if path is None else str(path), read_only=path is not None,
+                         config=DUCKDB_CONFINED)  # fmt: skip
+    locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()
+    if locked and locked[0]:
+        return _locked_backend().from_connection(con)
+    backend = _ibis_duckdb().from_connection(con)
+    con.execute("SET lock_configuration = true")
+    return backend
+
+
+def _ibis_duckdb() -> Any:
+    from ibis.backends.duckdb import Backend
+
+    return Backend
+
+
+@functools.cache
+def _locked_backend() -> Any:
+    """Ibis's DuckDB backend for a database whose configuration is locked already: the settings
+    Ibis makes on connecting (its time zone) were made by the first connection, and cannot be again."""
+
+    class Locked(_ibis_duckdb()):  # type: ignore[misc]
+        def _post_connect(self, extensions: Any = None) -> None:
+            try:
+                super()._post_connect(extensions)
+            except Exception as e:
+                if "configuration has been locked" not in str(e):
+                    raise
+                self._record_batch_readers_consumed = {}
+
+    return Locked
 
 
 def database_path(url: str) -> Path | None:

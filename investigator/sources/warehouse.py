@@ -59,9 +59,10 @@ _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "1
 
 class WarehouseSource:
     """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one).
-    `own`: the query is the process owner's own (the CLI's `--sql`), which may read their files;
-    any other query reads only the connection's own tables, its DuckDB confined (`readonly`). A
-    table is the connection's own: it is opened as it is (a view over Parquet files still reads)."""
+    `own`: the table or query is the process owner's own (the CLI's), and a query may read their
+    files; any other (a config's, an HTTP client's) reads only the connection's own tables, DuckDB
+    confined (`readonly`): every source of one process alike, since DuckDB opens a file with one
+    configuration per process (a triage job reads one file through a table and a query at once)."""
 
     def __init__(
         self, data: str, table: str | None = None, sql: str | None = None, *, own: bool = False
@@ -72,7 +73,7 @@ class WarehouseSource:
                 "(one of them)"
             )
         self.data, self.table, self.sql = data, table, sql
-        self.own = own or not sql
+        self.own = own
         self.notes: list[str] = []
         self._con: Any = None
 
@@ -207,8 +208,7 @@ def connect(url: str, confined: bool = True) -> Any:
         timeout = {} if "connect_timeout" in url else {"connect_timeout": 10}
         return readonly.read_only_postgres(ibis.connect(url, **timeout))
     if kind == "duckdb" and confined:
-        options = {"read_only": True} if readonly.duckdb_file(url) else {}
-        return readonly.confine_duckdb(ibis.connect(url, **options, **readonly.DUCKDB_CONFINED))
+        return readonly.connect_confined_duckdb(url)
     if kind == "duckdb" and readonly.duckdb_file(url):
         return ibis.connect(url, read_only=True)
     if kind == "sqlite":
