@@ -309,7 +309,7 @@ def _locked_backend() -> Any:
             except Exception as e:
                 if "configuration has been locked" not in str(e):
                     raise
-                self._record_batch_readers_consumed = {}
+                self._record_batch_readers_consumed: dict[Any, Any] = {}
 
     return Locked
 
