@@ -67,6 +67,7 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or the warm helper's client going away) during a run: which run, and whether it
     saved anything to resume from."""
 
-    def __init__(self, run_id: str, resumable: bool) -> None:
+    def __init__(self, run_id: str, resumable: bool, reports_only: bool = False) -> None:
         super().__init__(run_id)
         self.run_id, self.resumable = run_id, resumable
+        self.reports_only = reports_only  # the run had concluded: only its reports were left to write

@@ -32,6 +32,7 @@ from investigator.analysis.ranges import check_baseline, is_range, parse_range, 
 from investigator.analysis.spec import Measure, average_of, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
+from investigator.limits import check_lengths, too_deep
 
 BASELINE_NAMES = "previous, wow, yoy, mom, qoq, avgN (e.g. avg4) or a range of days"
 _END = re.compile(r"^\s*(\d{4})(?:-?(?:(\d{1,2})|[Qq]([1-4])))?\s*$")
@@ -109,6 +110,11 @@ class Request(BaseModel):
     )
     table: str | None = Field(None, description="The table (or, for spark://, a Parquet path) at a URL")
     sql: str | None = Field(None, description="A query at a URL, used as the table")
+    by_owner: bool = Field(
+        False,
+        description="asked by the process owner (CLI, notebook, MCP over stdio): their --sql may read "
+        "their files; any other query (an HTTP client's, a config's) reads only the connection's tables",
+    )
     window: Span = Field(default_factory=lambda: Span.of("7d"))
     end: date | None = None
     baseline: str = Field(
@@ -234,12 +240,18 @@ def build_request(
     keep_dimensions: list[str] | str | None = None,
     filter: str | dict[str, Any] | None = None,
     semantic_manifest: str | None = None,
+    by_owner: bool = False,
 ) -> Request:
     """A request from flag-like values (CLI or keyword arguments), with one message per mistake;
     `flag` prefixes the names in messages ("--" for the command line). `filter` is the `--filter`
     text, or a segment as a dict ({"region": "EU"}: the rows of a segment triage flagged)."""
     if not metric:
         raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
+    check_lengths(
+        {"metric": metric, "data": data, "table": table, "sql": sql, "time_column": time_column,
+         "baseline": baseline, "objective": objective, "dimensions": dimensions},
+        flag,
+    )  # fmt: skip
     try:
         baseline = check_baseline(baseline, flag)
     except WindowError as e:
@@ -267,11 +279,15 @@ def build_request(
         if data and ("://" in data or data.startswith("env:")) and not (table or sql):
             table = semantic.table  # the semantic model's table, behind the warehouse's URL
     semantic_manifest = str(Path(semantic_manifest).expanduser().resolve()) if semantic_manifest else None
+    for text, name in ((filter, "filter"), (sql, "sql")):
+        if text and (refused := too_deep(text, f"{flag}{name}")) is not None:
+            raise UserError(refused)
     fields: dict[str, Any] = {
         "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
         "filter": (filter or "").strip() or None, "semantic_manifest": semantic_manifest,
+        "by_owner": by_owner,
     }  # fmt: skip
     try:
         return Request.model_validate(fields)

@@ -204,13 +204,16 @@ def _run(
             kernel.shutdown()
             raise
         finishing = time.monotonic()
-        report = _report(loop, ran, settings, start_s)
-        stopping = pool.submit(release, kernel, reuse)  # the kernel stops while the artifacts are drawn
-        from investigator.report.artifacts import write_artifacts
+        try:  # the run is saved, concluded: an interrupt now leaves only the reports to write
+            report = _report(loop, ran, settings, start_s)
+            stopping = pool.submit(release, kernel, reuse)  # the kernel stops while the artifacts are drawn
+            from investigator.report.artifacts import write_artifacts
 
-        computed = loop.checker.computed() if loop.checker is not None else None
-        write_artifacts(report, folder, settings.verify_tolerance, computed, hooks.warn)  # never raises
-        stopping.result()
+            computed = loop.checker.computed() if loop.checker is not None else None
+            write_artifacts(report, folder, settings.verify_tolerance, computed, hooks.warn)  # never raises
+            stopping.result()
+        except KeyboardInterrupt as e:
+            raise Interrupted(state.run_id, True, reports_only=True) from e
     for warning in remember(load(folder), report, settings):  # never raises: memory is a bonus
         if hooks.warn is not None:
             hooks.warn(warning)

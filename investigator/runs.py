@@ -23,9 +23,8 @@ from investigator.memory.models import source_key
 from investigator.request import Request, metric_definition
 from investigator.run.guard import check_unchanged, fingerprint
 from investigator.run.state import RunState, load, new_run_id, run_dir, save
-from investigator.sources import source_for
 from investigator.sources.extract import EXTRACT_FILE, write_extract
-from investigator.sources.resolve import resolve
+from investigator.sources.resolve import request_source, resolve
 from investigator.sources.urls import is_url, redact
 
 DATAFRAME_FILE = "data.parquet"  # where a DataFrame given to a run is kept, inside the run folder
@@ -83,7 +82,7 @@ def _extract(
     """Validate in the engine and write the extract. On a failure the caller removes the run folder
     (`drop_unsaved`), after stopping the kernel it may be starting in it: removed here, under a
     kernel still starting, the kernel's own error reached the user's terminal beside theirs."""
-    source = source_for(url, request.table or definition.table, request.sql or definition.sql)
+    source = request_source(url, request, definition)
     try:
         spec, table = resolve(request, source, definition)
         extract = write_extract(table, spec, folder / EXTRACT_FILE)
@@ -110,6 +109,11 @@ def load_run(run_id: str, settings: Settings) -> tuple[RunState, Settings]:
     """A saved run and the settings it started with (the caller's `runs_dir` still applies)."""
     folder = run_dir(settings.runs_dir, run_id)
     if not (folder / "state.json").exists():
+        if folder.is_dir():  # killed while it started (SIGKILL, a crash): nothing to continue from
+            raise ConfigError(
+                f"run {run_id} was stopped while it started and saved nothing to continue from (its folder "
+                f"holds no state.json): run the same investigate command again, and remove {folder}"
+            )
         raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; runs are folders there")
     state = load(folder)
     saved = {**state.settings.model_dump(), "planner": state.planner, "sandbox": state.sandbox}

@@ -90,11 +90,15 @@ def http_app(
     allow_hosts: list[str] | None = None,
     on_session_end: Any = None,
     idle_timeout_s: float | None = None,
+    max_sessions: int | None = None,
+    max_body_bytes: int | None = None,
 ) -> Any:
     """The streamable-HTTP app with Host/Origin checks and bearer auth in front. Requests must
     name a loopback host, the bound host, or one of `allow_hosts` (a wildcard bind address such
     as 0.0.0.0 is no name a client sends). `on_session_end(mcp_session_id)` is called when a
-    client ends its MCP session; an MCP session idle for `idle_timeout_s` is dropped too."""
+    client ends its MCP session; an MCP session idle for `idle_timeout_s` is dropped too. Beyond
+    `max_sessions` open MCP sessions a new one is refused (503), and a request body over
+    `max_body_bytes` is refused (413) before it is read whole."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     local = ["127.0.0.1", "localhost", "[::1]"]
@@ -105,8 +109,12 @@ def http_app(
         allowed_hosts=[f"{h}:{port}" for h in hosts] + hosts,
         allowed_origins=[f"http://{h}:{port}" for h in hosts] + origins,
     )
-    idle = {} if idle_timeout_s is None else {"session_idle_timeout": idle_timeout_s}
-    app = mcp.streamable_http_app(transport_security=security, host=host, **idle)
+    limits: dict[str, Any] = {} if idle_timeout_s is None else {"session_idle_timeout": idle_timeout_s}
+    if max_sessions is not None:
+        limits["max_sessions"] = max_sessions
+    if max_body_bytes is not None:
+        limits["max_request_body_size"] = max_body_bytes
+    app = mcp.streamable_http_app(transport_security=security, host=host, **limits)
     if on_session_end is not None:
         app = SessionEnd(app, on_session_end)
     return BearerAuth(app, token)

@@ -109,7 +109,14 @@ def _one_line(fn: Callable[[], None]) -> None:
         err.print(text("failed: ", style="bold red") + text(f"could not write{where}: {e.strerror}"))
         raise typer.Exit(1) from None
     except Interrupted as e:
-        if e.resumable:
+        if e.reports_only:
+            err.print(
+                text(
+                    f"interrupted while writing the reports; run {e.run_id} is saved, concluded: "
+                    f"`investigate resume {e.run_id}` writes them"
+                )
+            )
+        elif e.resumable:
             err.print(
                 text(f"interrupted; the run is saved: continue it with `investigate resume {e.run_id}`")
             )
@@ -117,7 +124,7 @@ def _one_line(fn: Callable[[], None]) -> None:
             err.print(text(f"interrupted before run {e.run_id} saved anything"))
         raise typer.Exit(130) from None
     except KeyboardInterrupt:
-        err.print(text("interrupted before the run started; nothing was saved"))
+        err.print(text("interrupted before the run started; nothing was saved: run the same command again"))
         raise typer.Exit(130) from None
 
 
@@ -231,7 +238,7 @@ def main_command(
             objective=objective, filter=filter, semantic_manifest=semantic_manifest, planner=planner,
             sandbox=sandbox,
             max_iterations=max_iterations, max_tokens_per_run=max_tokens_per_run, model=model,
-            llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--",
+            llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--", by_owner=True,
         )  # fmt: skip
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks, llm=choice, started=program_started)

@@ -43,6 +43,7 @@ def ask(
     runs_dir: str | Path | None = None,
     home: str | Path | None = None,
     flag: str = "",
+    by_owner: bool = False,
 ) -> Asked:
     """The request, the settings (configs and environment, these flags over them) and the LLM
     choices; `flag` prefixes option names in messages ("--" on the command line)."""
@@ -50,6 +51,7 @@ def ask(
         metric, data or None, window, end, baseline, time_column, dimensions, objective,
         flag=flag, table=table, sql=sql, keep_dimensions=keep_dimensions,
         filter=filter, semantic_manifest=str(semantic_manifest) if semantic_manifest else None,
+        by_owner=by_owner,
     )  # fmt: skip
     settings = load_settings(
         planner=planner,

@@ -19,6 +19,10 @@ import typer
 
 TOKEN_ENV = "INVESTIGATOR_MCP_TOKEN"
 DEFAULT_PORT = 8766  # the sandbox server's is 8765: both may run on one host
+MAX_RUNS = 2  # investigations at once: each is a kernel and a few hundred MB; 2 cores run 2 well
+MAX_SESSIONS = 32  # open MCP sessions over HTTP: beyond, a new one is refused (503)
+IDLE_TIMEOUT_S = 600.0  # an MCP session unused this long is closed (the SDK's own default is 30 min)
+MAX_BODY_BYTES = 1_000_000  # one request's body: every argument is far shorter than this
 
 
 def mcp_command(
@@ -44,6 +48,16 @@ def mcp_command(
             "the working directory unless given, over stdio anywhere unless given."
         ),
     ] = None,
+    max_runs: Annotated[
+        int,
+        typer.Option(min=1, help="Investigations at once; as many more wait, any beyond are refused."),
+    ] = MAX_RUNS,
+    max_sessions: Annotated[
+        int, typer.Option(min=1, help="HTTP: open MCP sessions at most; a new one beyond is refused.")
+    ] = MAX_SESSIONS,
+    idle_timeout: Annotated[
+        float, typer.Option(min=1, help="HTTP: seconds an MCP session may stay unused before it is closed.")
+    ] = IDLE_TIMEOUT_S,
 ) -> None:
     """Serve investigate, describe_data, get_report, list_runs, resume, triage and facts_list over
     MCP. Over HTTP a bearer token is required: INVESTIGATOR_MCP_TOKEN, else a fresh one printed to
@@ -76,22 +90,33 @@ def mcp_command(
         home=settings.home.resolve(),
         data_roots=roots,
         urls=transport == "stdio",  # over HTTP, only the connections the server's environment holds
+        max_runs=max_runs,
     )
     mcp, jobs = build_server(place)
     try:
         if transport == "stdio":
             mcp.run("stdio")
         else:
-            _serve_http(mcp, host, port, allow_host or [], allow_origin or [])
+            _serve_http(mcp, host, port, allow_host or [], allow_origin or [], max_sessions, idle_timeout)
     except KeyboardInterrupt:
         pass
     finally:
         jobs.stop_all()  # each run stops at its next iteration, its kernel shut down
 
 
-def _serve_http(mcp: object, host: str, port: int, allow_hosts: list[str], origins: list[str]) -> None:
-
+def _serve_http(
+    mcp: object,
+    host: str,
+    port: int,
+    allow_hosts: list[str],
+    origins: list[str],
+    max_sessions: int,
+    idle_timeout_s: float,
+) -> None:
     from sandbox.http import http_app, serve, serving_token
 
-    app = http_app(mcp, host, port, serving_token(TOKEN_ENV), origins, allow_hosts)
+    app = http_app(
+        mcp, host, port, serving_token(TOKEN_ENV), origins, allow_hosts, idle_timeout_s=idle_timeout_s,
+        max_sessions=max_sessions, max_body_bytes=MAX_BODY_BYTES,
+    )  # fmt: skip
     serve(app, host, port, allow_hosts, "can read the runs and start investigations")

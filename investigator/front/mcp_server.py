@@ -10,17 +10,20 @@ user can fix comes back as a tool error (`isError`) with the line the CLI prints
 anything else as `failed: ...`, with the traceback on the server's stderr only. A secret named by
 `env:VAR` is read here, on the host, and never appears in an answer.
 
-Investigations run in worker threads, one kernel each, so calls run at once without sharing one.
-A client that cancels a call stops its run at the next iteration, as Ctrl-C does: the kernel is shut
-down and the run stays resumable.
+Investigations run in worker threads, one kernel each, so calls run at once without sharing one;
+at most `Place.max_runs` at once (each is a kernel and a few hundred MB), as many more wait their
+turn and any beyond are refused in one line. The cheap tools (describe_data, list_runs, get_report)
+take no run slot, so runs never starve them. A client that cancels a call stops its run at the next
+iteration, as Ctrl-C does: the kernel is shut down and the run stays resumable.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Literal
 
 import anyio
@@ -31,12 +34,15 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from investigator.errors import InvestigatorError, UserError
+from investigator.fmt import clip
 from investigator.front import mcp_tools as work
 from investigator.front.live import Snapshot
+from investigator.front.mcp_bounds import bounded
 from investigator.front.mcp_tools import Place, RunList, TriageResult
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
 from investigator.sources.describe import DataDescription, describe_data
+from investigator.sources.quoted import without_values
 
 __all__ = ["Jobs", "build_server"]
 
@@ -52,14 +58,39 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
+class Busy(UserError):
+    """Every run slot is taken and as many calls already wait: try again when one ends."""
+
+
 class Jobs:
     """The investigations running now: each has an event that asks it to stop. The server's end
-    asks them all and waits, so no kernel outlives the server."""
+    asks them all and waits, so no kernel outlives the server. At most `limit` run at once (`slot`);
+    as many more wait, and a call beyond those is refused."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 2) -> None:
         self._lock = threading.Lock()
         self._running: set[threading.Event] = set()
         self._idle = threading.Condition(self._lock)
+        self.limit = limit
+        self._slots = anyio.Semaphore(limit)
+        self._admitted = 0  # running or waiting; decided before any await, so calls cannot race
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """A run slot, waited for in turn; `Busy` when `limit` calls already wait for one."""
+        if self._admitted >= 2 * self.limit:
+            waiting = self._admitted - self.limit
+            raise Busy(
+                f"{self.limit} investigations are running and {waiting} waiting, this server's limit "
+                "(investigate mcp --max-runs): try again when one ends; describe_data and list_runs "
+                "answer meanwhile"
+            )
+        self._admitted += 1
+        try:
+            async with self._slots:
+                yield
+        finally:
+            self._admitted -= 1
 
     @contextmanager
     def job(self) -> Iterator[threading.Event]:
@@ -95,7 +126,9 @@ def one_line(e: BaseException, secrets: list[str]) -> str:
         text = f"failed: {e}"
     else:
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        text = f"failed: {type(e).__name__}: {first}".rstrip(": ")
+        text = f"failed: {type(e).__name__}: {clip(without_values(first))}".rstrip(
+            ": "
+        )  # no value of the data
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
@@ -151,9 +184,10 @@ async def _in_thread(
             log.error("tool failed", exc_info=answer)
         text = one_line(answer, _secrets(data))
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    structured = bounded(answer.model_dump(mode="json"))  # the data's values bounded, marked as data
     return CallToolResult(
-        content=[TextContent(type="text", text=answer.model_dump_json(indent=2))],
-        structured_content=answer.model_dump(mode="json"),
+        content=[TextContent(type="text", text=json.dumps(structured, indent=2, ensure_ascii=False))],
+        structured_content=structured,
     )
 
 
@@ -175,9 +209,14 @@ async def _running(
     run: Callable[[Callable[[Snapshot], None], threading.Event], Report],
     data: str | None,
 ) -> CallToolResult:
-    """A run in a thread with progress per iteration and the client's cancellation."""
-    with jobs.job() as stop:
-        return await _in_thread(lambda: run(_reporter(ctx), stop), data, stop)
+    """A run in a thread with progress per iteration and the client's cancellation, once a run
+    slot is free (a call beyond the waiting ones is refused as the CLI refuses a mistake)."""
+    try:
+        async with jobs.slot():
+            with jobs.job() as stop:
+                return await _in_thread(lambda: run(_reporter(ctx), stop), data, stop)
+    except Busy as e:
+        return CallToolResult(content=[TextContent(type="text", text=one_line(e, []))], is_error=True)
 
 
 def build_server(place: Place) -> tuple[MCPServer, Jobs]:
@@ -185,7 +224,7 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
     jobs it runs, which the caller stops when it stops serving."""
     from investigator.version import __version__
 
-    jobs = Jobs()
+    jobs = Jobs(place.max_runs)
     mcp = MCPServer("investigator", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @mcp.tool(annotations=READ_ONLY)
@@ -283,7 +322,11 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
     ) -> Annotated[CallToolResult, TriageResult]:
         """Scan every metric in CONFIG, investigate the ones that moved abnormally and notify once
         (`investigate triage`). Dry run unless dry_run=false: notifying people is a choice."""
-        return await _in_thread(lambda: work.triage(place, config, dry_run))
+        try:
+            async with jobs.slot():  # a triage job investigates: it takes a run slot too
+                return await _in_thread(lambda: work.triage(place, config, dry_run))
+        except Busy as e:
+            return CallToolResult(content=[TextContent(type="text", text=one_line(e, []))], is_error=True)
 
     @mcp.tool(annotations=READ_ONLY)
     async def facts_list() -> Annotated[CallToolResult, FactsView]:
@@ -304,9 +347,18 @@ def _describe(
     window: str | None,
     time_column: str | None,
 ) -> DataDescription:
+    work.check_lengths(
+        {"table": table, "sql": sql, "metric": metric, "window": window, "time_column": time_column}
+    )
     work.check_data(place, data)
     return describe_data(
-        data=data, table=table, sql=sql, metric=metric, window=window, time_column=time_column
+        data=data,
+        table=table,
+        sql=sql,
+        metric=metric,
+        window=window,
+        time_column=time_column,
+        by_owner=place.urls,
     )
 
 
@@ -316,7 +368,9 @@ def _resources(mcp: MCPServer, place: Place) -> None:
     @mcp.resource("investigator://runs/{run_id}/report", name="report", mime_type="application/json")
     def report(run_id: str) -> str:
         """A run's report.json (the published report schema)."""
-        return _readable(lambda: work.load_report(place, run_id).model_dump_json(indent=2))
+        return _readable(
+            lambda: json.dumps(bounded(work.load_report(place, run_id).model_dump(mode="json")), indent=2)
+        )
 
     @mcp.resource(
         "investigator://triage/{digest_id}/digest", name="triage digest", mime_type="application/json"

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from investigator.errors import UserError
 from investigator.factories import Hooks
 from investigator.front.live import Snapshot, snapshot
+from investigator.limits import check_lengths
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
 from investigator.run.decision import Decision
@@ -34,6 +35,7 @@ __all__ = [
     "RunSummary",
     "TriageResult",
     "check_data",
+    "check_lengths",
     "facts",
     "investigation",
     "list_runs",
@@ -57,14 +59,29 @@ class Place(BaseModel):
         None, description="files (data, triage configs) only from under these; None: anywhere"
     )
     urls: bool = Field(True, description="whether a client may write a connection URL itself")
+    max_runs: int = Field(
+        2, ge=1, description="investigations (and triage jobs) at once; as many more wait, beyond is refused"
+    )
 
 
 def check_data(place: Place, data: str | None, what: str = "data file") -> None:
     """Refuse what this server does not let a client name: a file outside the data roots (an HTTP
     client is not the user who started the server, and a file's aggregates are its content), or a
-    connection URL written by the client when only the server's own (`env:VAR`) are allowed."""
-    from investigator.sources.urls import ENV_PREFIX, is_url
+    connection URL written by the client when only the server's own (`env:VAR`) are allowed. A
+    `duckdb://` or `sqlite://` URL names a file: it is held to the data roots like a path."""
+    from investigator.sources.readonly import database_path
+    from investigator.sources.urls import ENV_PREFIX, is_url, scheme
 
+    check_lengths({"config" if what == "triage config" else "data": data})
+    if data is not None and data.startswith(ENV_PREFIX) and not place.urls:
+        import os
+
+        value = os.environ.get(data[len(ENV_PREFIX) :].strip(), "").strip()
+        if not is_url(value) or value.startswith(ENV_PREFIX):  # unset, or no URL: one refusal for both
+            raise UserError(
+                f"data {data} names no connection this server holds: its operator sets the URL in the "
+                "server's environment"
+            )
     if data is None or data.startswith(ENV_PREFIX):
         return
     if is_url(data):
@@ -73,10 +90,18 @@ def check_data(place: Place, data: str | None, what: str = "data file") -> None:
                 "this server takes no connection URL from a client: name one the server's environment "
                 "holds, as data=env:VAR"
             )
+        named = database_path(data) if scheme(data) in ("duckdb", "sqlite") else None
+        if (
+            named is None
+            or place.data_roots is None
+            or data.split("://", 1)[1].startswith(("md:", "motherduck:"))
+        ):
+            return
+        path = named.resolve()
+    elif place.data_roots is None:
         return
-    if place.data_roots is None:
-        return
-    path = Path(data).expanduser().resolve()
+    else:
+        path = Path(data).expanduser().resolve()
     if not any(path.is_relative_to(root) for root in place.data_roots):
         roots = ", ".join(str(r) for r in place.data_roots) or "none"
         raise UserError(f"{what} {data} is outside this server's data folders ({roots}); see --data-root")
@@ -113,7 +138,8 @@ def run_folder(place: Place, run_id: str) -> Path:
     """The folder of run `run_id` inside the runs folder; a `UserError` for an id that is no run
     id (a path, `..`), so no client reaches another folder by naming one."""
     if not _RUN_ID.match(run_id) or ".." in run_id:
-        raise UserError(f"{run_id!r} is not a run id (like 20260329-101500-a1b2c3); see list_runs")
+        shown = repr(run_id) if len(run_id) <= 64 else f"a {len(run_id):,}-character text"
+        raise UserError(f"{shown} is not a run id (like 20260329-101500-a1b2c3); see list_runs")
     return place.runs_dir / run_id
 
 
@@ -215,12 +241,15 @@ def investigation(
     from investigator.front.flags import ask
     from investigator.runner import investigate
 
+    check_lengths({"metric": metric, "table": table, "sql": sql, "window": window, "end": end,
+                   "time_column": time_column, "baseline": baseline, "dimensions": dimensions,
+                   "filter": filter})  # fmt: skip
     check_data(place, data)
     request, settings, choice = ask(
         metric=metric, data=data, table=table, sql=sql, window=window, end=end, time_column=time_column,
         baseline=baseline,
         dimensions=dimensions, filter=filter, planner=planner, max_iterations=max_iterations,
-        runs_dir=place.runs_dir, home=place.home,
+        runs_dir=place.runs_dir, home=place.home, by_owner=place.urls,
     )  # fmt: skip
     hooks = _hooks(progress, cancelled, settings.max_iterations, [])
     return investigate(request, settings, hooks, llm=choice)

@@ -152,6 +152,7 @@ def investigate(
         dimensions=dimensions, keep_dimensions=keep_dimensions, objective=objective, filter=filter,
         semantic_manifest=semantic_manifest, planner=planner, sandbox=sandbox, max_iterations=max_iterations,
         max_tokens_per_run=max_tokens_per_run, model=model, llm_mode=llm_mode, runs_dir=runs_dir, home=home,
+        by_owner=True,
     )  # fmt: skip
     with progress(settings.max_iterations, enabled=not quiet) as hooks:
         report = run(request, settings, hooks, data=frame, llm=choice, reuse_kernel=True)

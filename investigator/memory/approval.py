@@ -19,10 +19,10 @@ import re
 import secrets
 from pathlib import Path
 
-from investigator.memory.models import ApprovedFact
+from investigator.memory.models import ApprovedFact, FactProposal
 from sandbox.private import links_on_the_way, private_dir
 
-__all__ = ["KEY_FILE", "KeyProblem", "key", "mark", "mark_of", "with_mark"]
+__all__ = ["KEY_FILE", "KeyProblem", "key", "mark", "mark_of", "proposal_mark", "with_mark"]
 
 KEY_FILE = "approval.key"
 _MARK = re.compile(r"<!--(?:(?!-->).)*\bapproved:([0-9a-f]{32})\b(?:(?!-->).)*-->\s*$")
@@ -68,6 +68,15 @@ def mark(fact: ApprovedFact, secret: bytes) -> str:
     """The digest of exactly this fact (every field, its topic too) under the key."""
     body = json.dumps(fact.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
     digest = hmac.new(secret, b"investigator approved fact v1\n" + body.encode(), hashlib.sha256)
+    return digest.hexdigest()[:32]
+
+
+def proposal_mark(proposal: FactProposal, secret: bytes) -> str:
+    """The digest of a proposal as the host wrote it (every field but the mark, its run id too),
+    under the same key in another domain: a proposal kernel code planted in `facts/pending/` has
+    none that checks, and is not shown as the agent's own."""
+    body = json.dumps(proposal.model_dump(mode="json", exclude={"mark"}), sort_keys=True, ensure_ascii=False)
+    digest = hmac.new(secret, b"investigator proposed fact v1\n" + body.encode(), hashlib.sha256)
     return digest.hexdigest()[:32]
 
 

@@ -234,11 +234,28 @@ def pending(home: Path) -> tuple[list[FactProposal], list[str]]:
     out: list[FactProposal] = []
     warnings: list[str] = []
     folder = home / FACTS / PENDING
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    try:
+        secret = approval.key() if paths else None
+    except approval.KeyProblem as e:
+        secret = None
+        warnings.append(f"facts: proposals cannot be checked: {e}")
+    for path in paths:
         try:
-            out.append(FactProposal.model_validate_json(path.read_text()))
+            proposal = FactProposal.model_validate_json(path.read_text())
         except (OSError, ValidationError, ValueError) as e:
             warnings.append(f"facts: skipped damaged proposal {path.name} ({type(e).__name__})")
+            continue
+        if (
+            secret is None
+            or proposal.mark is None
+            or not hmac.compare_digest(proposal.mark, approval.proposal_mark(proposal, secret))
+        ):
+            warnings.append(
+                f"facts: skipped proposal {path.name}: no run of this tool wrote it (its mark does not check)"
+            )
+            continue
+        out.append(proposal)
     return sorted(out, key=lambda p: (p.created or datetime.min.replace(tzinfo=UTC), p.id)), warnings
 
 
@@ -259,6 +276,9 @@ def propose(home: Path, proposal: FactProposal) -> bool:
     path = facts / PENDING / f"{p.id}.json"
     if path.exists():
         return False
+    secret = approval.key(create=True)  # the approval key, in the private folder a kernel cannot see
+    assert secret is not None
+    p = p.model_copy(update={"mark": approval.proposal_mark(p, secret)})
     _write(path, p.model_dump_json(indent=1))
     return True
 
@@ -271,10 +291,11 @@ def _write(path: Path, text: str) -> None:
 
 def _take(home: Path, fact_id_: str) -> tuple[FactProposal, Path]:
     path = home / FACTS / PENDING / f"{fact_id_}.json"
-    if not re.fullmatch(r"[\w-]+", fact_id_) or not path.exists():
-        ids = ", ".join(p.id for p in pending(home)[0]) or "none"
+    waiting = {p.id: p for p in pending(home)[0]}  # only proposals a run of this tool wrote
+    if not re.fullmatch(r"[\w-]+", fact_id_) or not path.exists() or fact_id_ not in waiting:
+        ids = ", ".join(waiting) or "none"
         raise KeyError(f"no pending fact {fact_id_!r} (pending: {ids})")
-    return FactProposal.model_validate_json(path.read_text()), path
+    return waiting[fact_id_], path
 
 
 def approve(home: Path, fact_id_: str, topic: str | None = None) -> ApprovedFact:

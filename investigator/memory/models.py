@@ -67,6 +67,10 @@ class FactProposal(ApprovedFact):
 
     evidence: str = ""
     created: datetime | None = None
+    mark: str | None = Field(
+        None,
+        description="the host's keyed digest of the proposal and its run id: kernel code cannot forge it",
+    )
 
 
 class Recalled(BaseModel):

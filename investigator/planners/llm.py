@@ -4,9 +4,11 @@ Every call sees a fixed template plus the loop's bounded context (or, to compres
 record): no chat history. Every `reflect_every` iterations a short self-assessment re-ranks the
 hypotheses and may raise blockers. When the model's answer stays invalid after the re-asks, or a
 prompt would break the budget, the step falls back to the offline planner and the finding says so.
-A stalled stream and an answer cut at its token cap fall back the same way. Transport failures that
-outlast the backoff, and a refused key, end the run (it is saved). Each decision says whether the
-model's answer decided it (`answered_by`) and how many re-asks it took, for the report's count.
+A stalled stream and an answer cut at its token cap fall back the same way. A conclusion is
+written by the host (`host_words`): the model chooses the causes, never the sentences shown.
+Transport failures that outlast the backoff, and a refused key, end the run (it is saved). Each
+decision says whether the model's answer decided it (`answered_by`) and how many re-asks it took,
+for the report's count.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from investigator.llm.schemas import NextStep, Reflection, StepFinding, bound
 from investigator.llm.settings import LLMSettings
 from investigator.llm.stream import OnTokens
 from investigator.llm.wait import OnWait
+from investigator.planners.host_words import host_conclusion
 from investigator.planners.offline import OfflinePlanner, proposals
 from investigator.protocols import Planner
 from investigator.run.compress import Compressed
@@ -106,6 +109,8 @@ class LLMPlanner:
                 self._on_note(
                     f"the model could not decide {self._failed_in_row} steps in a row: {self._gave_up_why()}"
                 )
+        if decision.type == DecisionType.CONCLUDE and decision.answered_by == "model":
+            decision = host_conclusion(decision, context)  # the host's words; the model's as commentary
         if decision.type == DecisionType.CONCLUDE and not decision.proposed_facts:
             # the data problems it concluded, proposed for a person to review (never approved here)
             decision = decision.model_copy(

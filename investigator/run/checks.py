@@ -3,6 +3,11 @@ engine's aggregates of the run's data, where code the planner wrote cannot reach
 
 The kernel is not asked: code run there can rebind any name, so a check run in its namespace could
 be talked around. A check that cannot run refuses the conclusion; it never accepts by default.
+
+Two rules hold over the list as a whole (`listed_once_and_with_the_change`): a cause listed twice is
+not verified twice (the second is refused), and a segment that moved against the change is a
+verified cause only as the offset of a listed cause that moved with it (a model named the segment
+that rose as the cause of a fall).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from investigator.analysis.contributions import SegmentChange, segment_table
 from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.table import Table, TableAggregates
-from investigator.analysis.verify import Verification
+from investigator.analysis.verify import CauseCheck, Verification
 from investigator.kinds.verify import verify_causes
 from investigator.memory.models import ApprovedFact
 from investigator.run.late_facts import measurable
@@ -88,7 +93,8 @@ class CauseChecker:
         """One check per cause; raises if the data cannot be read (the caller refuses then)."""
         table, daily, cube = self.aggregates()
         causes = [measurable(c, self.facts, self.spec) for c in causes]
-        return verify_causes(table, daily, cube, self.spec, causes, tolerance=self.tolerance)
+        checked = verify_causes(table, daily, cube, self.spec, causes, tolerance=self.tolerance)
+        return listed_once_and_with_the_change(checked, causes)
 
     def segment_table(self, n: int = 10) -> list[SegmentChange]:
         """The ranked table of segment changes for the report (empty if the data cannot be read:
@@ -97,6 +103,31 @@ class CauseChecker:
             return segment_table(self.aggregates().cube, self.spec, n)
         except Exception:
             return []
+
+
+SHARED = ("segment_change", "rate_change")  # causes whose measured number is a share of the change
+
+
+def listed_once_and_with_the_change(checked: Verification, causes: list[RootCause]) -> Verification:
+    """`checked` with two more refusals: a cause (kind, segment, detail) listed a second time, and a
+    segment whose measured share is against the change when no listed cause that held moved with
+    it (an offset needs something it offsets)."""
+    seen: dict[tuple[object, ...], int] = {}
+    offsets = any(c.ok and c.kind in SHARED and (c.measured or 0) > 0 for c in checked.checks)
+    out: list[CauseCheck] = []
+    for check, cause in zip(checked.checks, causes, strict=True):
+        key = (cause.kind, tuple(sorted(cause.segment.items())), cause.detail)
+        first = seen.setdefault(key, check.index)
+        reason = None
+        if first != check.index:
+            reason = f"listed twice (as cause {first + 1} too): a cause is verified once"
+        elif check.ok and check.kind in SHARED and (check.measured or 0) < 0 and not offsets:
+            reason = (
+                f"it moved against the change ({check.measured:+.0%} of it) and no listed cause moved "
+                "with the change for it to offset"
+            )
+        out.append(check if reason is None else check.model_copy(update={"ok": False, "reason": reason}))
+    return Verification(ok=all(c.ok for c in out), checks=out)
 
 
 def refusal(checked: Verification) -> str | None:

@@ -13,14 +13,18 @@ if TYPE_CHECKING:
     from ibis.expr.types import Table
 
 
-def source_for(data: str, table: str | None = None, sql: str | None = None) -> DataSource:
-    """The source a `--data` value names, with its `--table` or `--sql` for a URL."""
+def source_for(
+    data: str, table: str | None = None, sql: str | None = None, *, own: bool = False
+) -> DataSource:
+    """The source a `--data` value names, with its `--table` or `--sql` for a URL. `own` says
+    the table or query is the process owner's own (the CLI's): only such a query may read files,
+    and only such a source is opened without DuckDB's confinement."""
     from investigator.sources.urls import is_url
 
     if is_url(data):
         from investigator.sources.warehouse import WarehouseSource
 
-        return WarehouseSource(data, table, sql)
+        return WarehouseSource(data, table, sql, own=own)
     if table or sql:
         raise UserError(f"--table and --sql name data behind a connection URL; {data} is a file")
     from investigator.sources.files import FileSource

@@ -99,12 +99,15 @@ def describe_data(
     window: str | None = None,
     baseline: str = "previous",
     end: str | None = None,
+    by_owner: bool = False,
 ) -> DataDescription:
     """Describe `data` (a file, a URL or `env:VAR`; default: `metric`'s configured data, else the
-    demo) as a run with these arguments would read it."""
+    demo) as a run with these arguments would read it. `by_owner`: the process owner asks
+    (a query of theirs may read their files; a client's over HTTP, or a definition's, may not)."""
     definition = metric_definition(metric) if metric else MetricDefinition(expression="count(*)")
     where = str(data or definition.data or demo_path())
-    source = source_for(where, table or definition.table, sql or definition.sql)
+    own = by_owner and (bool(sql) or not definition.sql)  # a definition's query is never the owner's
+    source = source_for(where, table or definition.table, sql or definition.sql, own=own)
     asked = time_column or definition.time_column or "date"
     try:
         opened = source.open(asked)

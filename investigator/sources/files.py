@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from investigator.analysis.queries import TimeColumnError, open_table
 from investigator.errors import DataError
+from investigator.sources.quoted import without_values
 
 if TYPE_CHECKING:
     from ibis.expr.types import Table
@@ -30,6 +32,9 @@ class FileSource:
         """The file as an Ibis table, its time column typed as dates."""
         if not self.path.exists():
             raise DataError(f"data file {self.path} does not exist")
+        kind = _special(self.path)
+        if kind is not None:  # a FIFO or /dev/zero never ends: the run would hang reading it
+            raise DataError(f"data file {self.path} is {kind}, not a file: name a CSV or Parquet file")
         if self.path.is_file() and self.path.stat().st_size == 0:
             raise DataError(f"data file {self.path} is empty: it has no rows")
         try:
@@ -40,6 +45,7 @@ class FileSource:
             raise DataError(str(e)) from None
         except Exception as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            first = without_values(first, [str(self.path)])  # the driver may quote a value it read
             kind = self.path.suffix.lstrip(".") or "data"
             raise DataError(f"cannot read {self.path} as {kind}: {_bad_line(self.path) or first}") from None
         if len(table.columns) == 1 and _bad_line(self.path):  # a reader's one-column fallback
@@ -47,6 +53,18 @@ class FileSource:
         if head.empty:
             raise DataError(f"data file {self.path} has no rows (only a header): nothing to investigate")
         return table
+
+
+def _special(path: Path) -> str | None:
+    """What a path is when it is neither a regular file nor a folder (of Parquet parts), else None."""
+    mode = path.stat().st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
 def _bad_line(path: Path, most: int = 5_000_000) -> str | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from investigator.analysis.reading import FilterError, filtered, parse_condition, sql_predicate
 from investigator.analysis.spec import AnalysisSpec, RowFilter, Window
 from investigator.errors import DataError, UserError
+from investigator.limits import too_deep
 from investigator.sources.base import DataSource
 from investigator.sources.extract import EXTRACT_FILE
 
@@ -37,6 +38,8 @@ def parse_filter(text: str, table: Table, dialect: str | None = "duckdb", flag: 
     """The filter `text` names, checked against `table`'s columns; a `UserError` in one line that
     says what to write instead (a misspelt column gets a did-you-mean)."""
     text = text.strip()
+    if (refused := too_deep(text, f"{flag}filter")) is not None:  # triage's segment filters too
+        raise UserError(refused)
     columns = list(table.columns)
     pairs = [_PAIR.match(part) for part in re.split(r"[,&]", text)]
     if text and all(pairs):

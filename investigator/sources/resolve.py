@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from ibis.expr.types import Table
 
 
+def request_source(data: str, request: Request, definition: MetricDefinition) -> DataSource:
+    """The source a run reads: the request's table or query, else its metric definition's. Only
+    the request's own table or query, asked by the process owner, is the owner's: a definition's
+    query never is (someone else may have written it)."""
+    from investigator.sources import source_for
+
+    own = request.by_owner and (bool(request.sql) or not definition.sql)  # a definition's query: never
+    return source_for(data, request.table or definition.table, request.sql or definition.sql, own=own)
+
+
 def resolve(
     request: Request, data: DataSource | str | Path, definition: MetricDefinition
 ) -> tuple[AnalysisSpec, Table]:
@@ -40,9 +50,7 @@ def resolve(
     if isinstance(data, DataSource):
         source = data
     else:
-        from investigator.sources import source_for
-
-        source = source_for(str(data), request.table or definition.table, request.sql or definition.sql)
+        source = request_source(str(data), request, definition)
     time_column = request.time_column or definition.time_column or "date"
     table = source.open(time_column)
     schema = table.schema()

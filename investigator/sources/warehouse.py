@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from investigator.analysis.queries import as_dates
 from investigator.errors import DataError, UserError
 from investigator.sources import querylog, readonly
+from investigator.sources.quoted import without_values
 from investigator.sources.urls import expand, redact, scheme, scrub
 
 if TYPE_CHECKING:
@@ -57,15 +58,22 @@ _SPARK_LOCAL = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "1
 
 
 class WarehouseSource:
-    """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one)."""
+    """A table (`table`) or a query (`sql`) behind a connection URL (or `env:VAR` naming one).
+    `own`: the table or query is the process owner's own (the CLI's), and a query may read their
+    files; any other (a config's, an HTTP client's) reads only the connection's own tables, DuckDB
+    confined (`readonly`): every source of one process alike, since DuckDB opens a file with one
+    configuration per process (a triage job reads one file through a table and a query at once)."""
 
-    def __init__(self, data: str, table: str | None = None, sql: str | None = None) -> None:
+    def __init__(
+        self, data: str, table: str | None = None, sql: str | None = None, *, own: bool = False
+    ) -> None:
         if bool(table) == bool(sql):
             raise UserError(
                 f"{redact(data)} is a database: name the data with --table NAME or --sql 'select ...' "
                 "(one of them)"
             )
         self.data, self.table, self.sql = data, table, sql
+        self.own = own
         self.notes: list[str] = []
         self._con: Any = None
 
@@ -76,11 +84,12 @@ class WarehouseSource:
     def open(self, time_column: str) -> Table:
         """The table (or query) as an Ibis expression, its time column typed as dates."""
         url = expand(self.data)
-        refused = readonly.query_refusal(self.sql, readonly.dialect(scheme(url))) if self.sql else None
+        dialect = readonly.dialect(scheme(url))
+        refused = readonly.query_refusal(self.sql, dialect, own=self.own) if self.sql else None
         if refused is not None:
             raise UserError(refused)
         try:
-            con = self._con = self._con or _connected(url)
+            con = self._con = self._con or _connected(url, confined=not self.own)
             table = self._source(con)
             if time_column in table.columns and not table[time_column].type().is_date():
                 table = table.mutate(**{time_column: as_dates(table, time_column)})
@@ -112,9 +121,9 @@ class WarehouseSource:
     def _explain(self, error: BaseException, url: str) -> str:
         """One line that names what went wrong (from the driver's own words) and what to do, never
         holding the password: the driver's text is scrubbed, the URL shown redacted."""
-        where, kind = redact(url), scheme(url)
+        where, kind = redact(self.data), scheme(url)  # `env:VAR` as written: no user, host or database
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        text, said = first.lower(), scrub(first, url)
+        text, said = first.lower(), without_values(scrub(first, url), [self.sql, self.table, where])
         if isinstance(error, ModuleNotFoundError | ImportError):
             how = EXTRAS.get(kind, f"pip install 'ibis-framework[{kind}]'")
             return f"the {kind} driver is not installed ({said}): {how}"
@@ -123,11 +132,15 @@ class WarehouseSource:
                 f"{where} is already open read-write in this process (another DuckDB connection): close "
                 "that connection and run again; the investigator opens database files read-only"
             )
-        if (missing := _missing_database(first, url)) is not None:
+        if (missing := _missing_database(first, url, named=where == redact(url))) is not None:
             what = "path" if "file" in missing else "database name"
             return f"{missing} at {where}: check the {what} in the URL ({said})"
         if (role := _ROLE.search(first)) is not None:
-            who = f"role {role['name']}" if role["name"] else "this user, host and database"
+            who = (
+                f"role {role['name']}"
+                if role["name"] and where == redact(url)
+                else "this user, host and database"
+            )
             return (
                 f"bad credentials for {where}: the server refuses {who}: check the user in the URL ({said})"
             )
@@ -157,29 +170,35 @@ class WarehouseSource:
         return f"table {self.table}" if self.table else "the --sql query"
 
 
-def _missing_database(first: str, url: str) -> str | None:
-    """ "database X does not exist" (or "no database file") when the driver says so, else None."""
+def _missing_database(first: str, url: str, named: bool = True) -> str | None:
+    """ "database X does not exist" (or "no database file") when the driver says so, else None;
+    without `named` (an `env:VAR` URL) the database is not named."""
     found = _NO_DATABASE.search(first)
     if found is None:
         return None
     if scheme(url) in ("duckdb", "sqlite"):
         path = readonly.database_path(url)
         return None if path is not None and path.exists() else "no database file"
-    return f"database {found['name']} does not exist" if found["name"] else None
+    return (
+        f"database {found['name'] if named else ''} does not exist".replace("  ", " ")
+        if found["name"]
+        else None
+    )
 
 
-def _connected(url: str) -> Any:
+def _connected(url: str, confined: bool = True) -> Any:
     """A logged connection (`querylog`): how long connecting took, and every query after."""
     started = time.perf_counter()
-    con = connect(url)
+    con = connect(url, confined)
     querylog.note("connect", time.perf_counter() - started)
     return querylog.logged(con)
 
 
-def connect(url: str) -> Any:
+def connect(url: str, confined: bool = True) -> Any:
     """An Ibis connection for a URL: any backend `ibis.connect` knows, and `spark://MASTER`
     (`spark://local[2]`, or a cluster's master URL) through Ibis's PySpark backend. Postgres,
-    DuckDB files and SQLite files are opened read-only (`readonly`); Spark has no such mode."""
+    DuckDB files and SQLite files are opened read-only (`readonly`); Spark has no such mode.
+    `confined` (unless the process owner wrote the query): DuckDB reads no file but its own."""
     import ibis
 
     kind = scheme(url)
@@ -188,6 +207,8 @@ def connect(url: str) -> Any:
     if kind == "postgres":
         timeout = {} if "connect_timeout" in url else {"connect_timeout": 10}
         return readonly.read_only_postgres(ibis.connect(url, **timeout))
+    if kind == "duckdb" and confined:
+        return readonly.connect_confined_duckdb(url)
     if kind == "duckdb" and readonly.duckdb_file(url):
         return ibis.connect(url, read_only=True)
     if kind == "sqlite":

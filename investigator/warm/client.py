@@ -37,6 +37,9 @@ HELPER_ENV = (
     "MPLCONFIGDIR",
 )
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# stop signals said in words before a run starts; Ctrl-C stays Python's (a run here handles it),
+# and the command's own handler replaces these for the run (`front.cli._guard`)
+EARLY = (signal.SIGTERM, signal.SIGHUP)
 _CONNECT_S = 2.0
 _pending: tuple[Path, str, dict[str, str]] | None = None  # a helper to start once this run is done
 
@@ -49,6 +52,9 @@ def run_warm(
     done: on a small machine starting it now would slow this run). `started` (a `time.time()`) is
     when this command began, for the run's stats."""
     env = dict(os.environ if env is None else env)
+    with contextlib.suppress(ValueError):  # not the main thread: the embedding caller's handlers stay
+        for s in EARLY:  # until the run starts (or, run here, the command's own handlers take over)
+            signal.signal(s, _stopped_early)
     where = folder(env)
     if where is None:
         return None
@@ -96,6 +102,15 @@ def _serve_run(sock: socket.socket, argv: list[str], env: Mapping[str, str], sta
         file=sys.stderr,
     )
     return 1
+
+
+def _stopped_early(signum: int, _frame: FrameType | None) -> None:
+    """A stop signal before any run started (while asking a helper, or while the command still
+    imports to run here): say so and what to do, rather than end silently with 128+signal."""
+    os.write(
+        2, b"investigate: interrupted before the run started; nothing was saved: run the same command again\n"
+    )
+    os._exit(130)
 
 
 def ask(path: Path, op: str) -> dict[str, Any] | None:

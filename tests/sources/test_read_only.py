@@ -140,10 +140,17 @@ def test_set_config_cannot_turn_the_read_only_session_off(shop: Postgres, kept: 
 def test_a_select_that_writes_through_a_function_cannot_write_on_postgres(
     shop: Postgres, kept: Any, tmp_path: Path
 ) -> None:
-    """The query check passes it (a function is not a statement); the read-only session stops it."""
-    with pytest.raises(UserError, match="read-only transaction") as e:
+    """The query check refuses a function it does not list (issue 37: allowed by list, not by
+    exception); and the read-only session stops it even when sent past the check."""
+    with pytest.raises(UserError, match=r"calls purge_keepme\(\), which is not among") as e:
         run("revenue", shop.url(), tmp_path / "runs", sql="select s.*, purge_keepme() as p from sales_ro s")
     assert e.value.exit_code == 2 and CANARY not in str(e.value)
+    con = connect(shop.url())
+    try:
+        with pytest.raises(Exception, match="read-only transaction"):
+            con.raw_sql("select purge_keepme()")
+    finally:
+        con.disconnect()
     assert kept() == 2
 
 
