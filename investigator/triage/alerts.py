@@ -9,6 +9,8 @@ are one alert headed by the most severe). At most two alerts per metric per morn
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from investigator.triage.scan import ScanItem, ranked
@@ -23,6 +25,24 @@ class Alert(BaseModel):
     @property
     def metric(self) -> str:
         return self.head.metric
+
+
+class AlertNote(BaseModel):
+    """An alert as the digest keeps it: what happened to it this morning (`new` and `worse` are
+    told; `continues` was told before; `expected` is not told; `ended` is told once)."""
+
+    metric: str
+    segment: dict[str, str] = Field(default_factory=dict)
+    event: Literal["new", "worse", "continues", "expected", "ended"]
+    change_pct: float | None = None
+    score: float | None = None
+    members: list[dict[str, str]] = Field(default_factory=list, description="segments grouped under it")
+
+    @classmethod
+    def of(cls, alert: Alert, event: Literal["new", "worse", "continues", "expected"]) -> AlertNote:
+        head = alert.head
+        return cls(metric=head.metric, segment=head.segment, event=event, change_pct=head.change_pct,
+                   score=head.score, members=[m.segment for m in alert.members])  # fmt: skip
 
 
 def _sign(item: ScanItem) -> int:
@@ -54,4 +74,4 @@ def group(scanned: list[ScanItem], threshold: float = 3.0) -> list[Alert]:
     return sorted(alerts, key=lambda a: order[id(a.head)])
 
 
-__all__ = ["Alert", "group"]
+__all__ = ["Alert", "AlertNote", "group"]

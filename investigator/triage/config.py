@@ -270,6 +270,15 @@ class TriageConfig(BaseModel):
         return out
 
 
+def with_end(config: TriageConfig, end: str) -> TriageConfig:
+    """The config with `--end` in place of its `end:` (checked as the key is: a range window
+    refuses it), for a backfill or a job that must not re-scan a day."""
+    try:
+        return TriageConfig.model_validate({**config.model_dump(exclude_unset=True), "end": end})
+    except ValidationError as e:
+        raise ConfigError(f"--end: {explain(e)}") from None
+
+
 def load_config(path: Path) -> TriageConfig:
     """Read and check `triage.yaml`; one `ConfigError` line per mistake (the first)."""
     try:

@@ -29,11 +29,18 @@ class Stale(BaseModel):
     reason: str
 
 
-def stale(source: str, last: date, end: date | None, previous: Load | None, today: date) -> Stale | None:
+def stale(
+    source: str,
+    last: date,
+    end: date | None,
+    previous: Load | None,
+    today: date,
+    end_has_rows: bool = True,
+) -> Stale | None:
     """Why the source's data looks stale this morning, or None. `end` is the day the window was
-    asked to end on (None: the data's last day), `previous` the source's load as an earlier run saw
-    it, `today` the run's day."""
-    if end is not None and end > last:
+    asked to end on (None: the data's last day) and `end_has_rows` whether the data has rows on it,
+    `previous` the source's load as an earlier run saw it, `today` the run's day."""
+    if end is not None and (end > last or not end_has_rows):
         return Stale(source=source, last=last, reason=f"no rows for {end}: the data's last day is {last}")
     if previous is not None and previous.last == last and previous.first_seen < today:
         return Stale(

@@ -17,7 +17,7 @@ from investigator.errors import ConfigError, DataError, UserError
 from investigator.fmt import seg
 from investigator.report.model import Report
 from investigator.request import Request
-from investigator.triage.alerts import Alert, group
+from investigator.triage.alerts import Alert, AlertNote, group
 from investigator.triage.checks import check_names
 from investigator.triage.config import Target, TriageConfig, expand_targets
 from investigator.triage.digest import Digest, write_digest
@@ -55,6 +55,7 @@ class Source:
     name: str
     last: date
     end: date | None
+    end_has_rows: bool = True
 
 
 def settings_for(config: TriageConfig) -> Settings:
@@ -119,7 +120,8 @@ def _scan(
         try:
             dates = distinct_dates(table, time_column)
             if dates:
-                known = Source(f"{redact(source.describe())} ({time_column})", dates[-1], config.end)
+                name = f"{redact(source.describe())} ({time_column})"
+                known = Source(name, dates[-1], config.end, config.end is None or config.end in set(dates))
             windows = plan(dates, config.window, config.baseline, config.end, flag="")
         except DataError as e:
             windows, found = None, [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
@@ -206,7 +208,7 @@ def run_triage(
     now = now or datetime.now(UTC)
     scanned, sources = scan_sources(config, redact)  # read-only; a misspelt name stops the job here
     if dry_run:
-        stales = [x for s in sources if (x := stale(s.name, s.last, s.end, None, now.date()))]
+        stales = [x for s in sources if (x := stale(s.name, s.last, s.end, None, now.date(), s.end_has_rows))]
         return _dry_run(config, scanned, stales, json_path, now)
     with state_lock(state_path):
         state = TriageState(state_path)
@@ -283,19 +285,26 @@ def _run(
     stales, loads = [], []
     for source in sources:
         previous = state.load(source.name)
-        found = stale(source.name, source.last, source.end, previous, now.date())
+        found = stale(source.name, source.last, source.end, previous, now.date(), source.end_has_rows)
         loads.append(seen(source.name, source.last, previous, now.date()))
         if found is not None:
             stales.append(found)
             log("stale data", logging.WARNING, data=found.source, reason=found.reason)
     title = _title(config, scanned, now)
     told = Told(alerts, changes, stales, loads, investigated, skipped)
-    notifications, announced = _notify(config, told, state, key, urls, title, notifier, redact, backoff_s)
+    notifications, announced, notes = _notify(
+        config, told, state, key, urls, title, notifier, redact, backoff_s
+    )
     state.save_episodes([_announce(c.episode, announced) for c in changes])
     for load in loads:
         state.save_load(load)
     digest = Digest(
-        scanned=scanned, investigated=investigated, skipped=skipped, notifications=notifications, stale=stales
+        scanned=scanned,
+        investigated=investigated,
+        skipped=skipped,
+        notifications=notifications,
+        stale=stales,
+        alerts=notes,
     )
     folder = write_digest(digest, _folder(settings.runs_dir, now), title, json_path)
     log("digest written", folder=str(folder), exit_code=_exit_code(digest))
@@ -329,19 +338,21 @@ def _notify(
     notifier: Notifier,
     redact: Redactor,
     backoff_s: float,
-) -> tuple[list[Notification], dict[tuple[str, str], float]]:
+) -> tuple[list[Notification], dict[tuple[str, str], float], list[AlertNote]]:
     """One message about what nobody was told yet: each alert whose episode is new (or whose
     finding was not sent), or worsened; each announced episode that ended; each source whose data
     did not arrive (once per last day). An expected move is not told unless `notify_expected`.
-    Returns the deliveries and the |score| each announced series was told at."""
+    Returns the deliveries, the |score| each announced series was told at, and each alert's note."""
     alerts, changes, stales, loads = morning.alerts, morning.changes, morning.stales, morning.loads
     investigated, skipped = morning.investigated, morning.skipped
     events = {c.episode.series: c.event for c in changes if c.item is not None}
     told: list[tuple[Alert, str, str]] = []
     found_keys, fresh_keys = [], []
+    notes: list[AlertNote] = []
     for alert in alerts:
         head = alert.head
         if head.expected and not config.notify_expected:
+            notes.append(AlertNote.of(alert, "expected"))
             continue
         seen_ = state.seen(key(head))
         worse = events.get(series_key(head.metric, head.segment)) == "worse"
@@ -350,7 +361,9 @@ def _notify(
         elif seen_.summary and not seen_.notified_at:
             found_keys.append(key(head))
         elif not worse:
+            notes.append(AlertNote.of(alert, "continues"))
             continue
+        notes.append(AlertNote.of(alert, "worse" if worse else "new"))
         reason = next((s.reason for s in skipped if (s.metric, s.segment) == (head.metric, head.segment)), "")
         finding = (seen_.summary if seen_ else None) or f"not investigated ({reason or 'budget'})"
         told.append((alert, "worse" if worse else "new", finding))
@@ -361,10 +374,11 @@ def _notify(
             elif mine.summary and not mine.notified_at:
                 found_keys.append(key(member))
     ended = [c.episode for c in changes if c.event == "ended" and c.episode.announced is not None]
+    notes += [AlertNote(metric=e.metric, segment=e.segment, event="ended") for e in ended]
     unsaid = {x.source for x in loads if not x.notified}
     loud = [s for s in stales if s.source in unsaid]
     if not (told or ended or loud) or not urls:
-        return [], {}
+        return [], {}, notes
     failed = sum(1 for i in investigated if i.status == "failed")
     body = compose(told, ended, loud, len(investigated), failed)
     sent = deliver(urls, title, redact(body), notifier, redact, backoff_s=backoff_s)
@@ -373,14 +387,14 @@ def _notify(
         level = logging.INFO if n.ok else logging.ERROR
         log(event, level, target=n.target, error=n.error, attempts=n.attempts)
     if not any(n.ok for n in sent):
-        return sent, {}
+        return sent, {}, notes
     state.mark_notified(found_keys)
     state.note(fresh_keys)  # a finding's row is there already
     for load in loads:
         if any(s.source == load.source for s in loud):
             load.notified = True
     announced = {series_key(a.head.metric, a.head.segment): abs(_z(a.head)) for a, _, _ in told}
-    return sent, announced
+    return sent, announced, notes
 
 
 def _z(item: ScanItem) -> float:

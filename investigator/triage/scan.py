@@ -267,7 +267,7 @@ def _score(
     for name, row in scores.iterrows():
         segment = {} if name == TOTAL else dict([str(name).split("\x1f", 1)])
         pct, z = _number(row["change_pct"]), _number(row["z"])
-        note = row.get("note") or None
+        note = _text(row.get("note"))
         items.append(
             ScanItem(
                 metric=target.metric,
@@ -280,9 +280,9 @@ def _score(
                 change=_number(row["change"]),
                 window_start=windows.current.start,
                 window_end=windows.current.end,
-                scale=row.get("scale") or ("points" if spec.is_ratio else "percent"),
+                scale=_text(row.get("scale")) or ("points" if spec.is_ratio else "percent"),
                 note=note,
-                expected=row.get("expected") or None,
+                expected=_text(row.get("expected")),
             )
         )
     return items
@@ -308,3 +308,7 @@ def ranked(items: list[ScanItem], threshold: float = 3.0) -> list[ScanItem]:
 
 def _number(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else round(float(x), 6)
+
+
+def _text(x: Any) -> Any:
+    return x if isinstance(x, str) and x else None
