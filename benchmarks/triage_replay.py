@@ -26,10 +26,10 @@ checkout (PYTHONPATH=...): an older job announces every flagged line whose windo
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -116,30 +116,6 @@ def generate(days: int, seed: int = 7) -> tuple[pd.DataFrame, Planted, list[date
     return pd.DataFrame(rows), planted, last_year
 
 
-class Recorder:
-    """The notifier seam: keeps each message, delivers nothing."""
-
-    def __init__(self) -> None:
-        self.bodies: list[str] = []
-
-    def send(self, url: str, title: str, body: str) -> str | None:
-        self.bodies.append(body)
-        return None
-
-
-def answer(request: Any, settings: Any) -> Any:
-    """The investigation seam: a concluded run at once (the replay measures the scan and alerts)."""
-    from investigator.report.model import BaselinePeriod, MovementSummary, Period, Report, Stats
-
-    day = date(2000, 1, 1)
-    return Report(
-        run_id=f"run-{request.metric}", status="concluded", metric=request.metric,
-        window=Period(start=day, end=day), baseline=BaselinePeriod(start=day, end=day, kind="previous"),
-        movement=MovementSummary(), conclusion="replayed", confidence="high", root_causes=[],
-        hypotheses=[], findings=[], stats=Stats(iterations=1, elapsed_s=0.0, planner="fake", tokens={"total": 1}),
-    )  # fmt: skip
-
-
 @dataclass
 class Morning:
     end: date | None  # the window's end (None: nothing scanned)
@@ -153,46 +129,120 @@ def seg_text(segment: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in segment.items())
 
 
-def replay(frame: pd.DataFrame, body: dict[str, Any], mornings: list[date], folder: Path) -> list[Morning]:
-    """The job run each morning on the rows dated before it; what it flagged and told."""
-    from investigator.triage.config import TriageConfig
-    from investigator.triage.job import run_triage
-    from investigator.triage.scan import ranked
+def replay(frame: pd.DataFrame, body: dict[str, Any], mornings: list[date]) -> list[Morning]:
+    """The job's scan and announcements each morning on the rows dated before it: one engine query
+    (DuckDB through Ibis) for the whole table, each morning scored on its rows; today's alerts,
+    episodes and stale-data rule as the job applies them (`alerts.group`, `episodes.follow`,
+    `freshness.stale`), its SQLite state kept in memory."""
+    import ibis
 
-    new = "now" in run_triage.__code__.co_varnames
-    path = folder / "data.parquet"
-    days = pd.to_datetime(frame["date"]).dt.date
-    config = TriageConfig.model_validate({**body, "data": str(path), "state": str(folder / "state.sqlite"),
-                                          "runs_dir": str(folder / "runs"), "notify": ["json://replay.invalid/x"],
-                                          "budget": {"max_investigations": 5}})  # fmt: skip
+    from investigator.request import Span, parse_metric
+    from investigator.sources.windows import plan
+    from investigator.triage import scan
+    from investigator.triage.config import TriageConfig
+
+    new = hasattr(scan, "score_frame")
+    config = TriageConfig.model_validate({**body, "data": "replay.parquet"})
+    targets = config.targets()
+    parsed = {i: parse_metric(t.expression or t.metric) for i, t in enumerate(targets)}
+    measures = list({m.name: m for pair in parsed.values() for m in pair if m is not None}.values())
+    alias = {m.name: f"m{i}" for i, m in enumerate(measures)}
+    dims = targets[0].scan_segments
+    full = scan.query_group(ibis.memtable(frame), "date", dims, measures)
+    span = Span.of(body["window"])
+    state = Memory()
     out: list[Morning] = []
-    seen: set[tuple[str, str, date]] = set()
     for m in mornings:
-        frame[days < m].to_parquet(path, index=False)
-        recorder = Recorder()
-        kw: dict[str, Any] = {"now": datetime(m.year, m.month, m.day, 6, 30, tzinfo=UTC)} if new else {}
-        outcome = run_triage(config, investigate=answer, notifier=recorder, backoff_s=0.0, **kw)
-        d = outcome.digest
-        flags = ranked(d.scanned, config.threshold)
-        end = next((i.window_end for i in d.scanned if i.window_end), None)
+        part = full[full["date"] < m]
+        dates = sorted(set(part.loc[part["_dim"] == "", "date"]))
+        windows = (
+            scan.plan_dates(dates, span, config.baseline, None)
+            if new
+            else plan(dates, span, config.baseline, None, flag="")
+        )
+        if new:
+            items = scan.score_frame(part, targets, parsed, windows, config.threshold, 50, config.scoring())
+        else:  # an older checkout: its scoring, one metric at a time
+            frames = scan.wide(part, dims, 50, windows)
+            items = []
+            for i, (num, den) in parsed.items():
+                metric = {"num": frames[alias[num.name]], **({"den": frames[alias[den.name]]} if den else {})}
+                items += scan._score(targets[i], metric, windows, config.threshold)
+        flags = scan.ranked(items, config.threshold)
         flagged = [(i.metric, seg_text(i.segment), _sign(i), abs(i.score or 0.0)) for i in flags]
         if new:
-            told = [(a.metric, seg_text(a.segment), 1 if (a.score or a.change_pct or 0) > 0 else -1,
-                     [seg_text(s) for s in a.members]) for a in d.alerts if a.event in ("new", "worse")]  # fmt: skip
-            stale = any("did not arrive" in b for b in recorder.bodies)
-            expected = [
-                f"{a.metric} {seg_text(a.segment)}".strip() for a in d.alerts if a.event == "expected"
-            ]
+            told, expected, stale = state.morning(config, items, dates[-1], m, windows.current.days)
         else:  # the old job: every flagged line whose window end is new, one line each
-            told = []
-            for i in flags:
-                key = (i.metric, seg_text(i.segment), i.window_end or m)
-                if key not in seen:
-                    seen.add(key)
-                    told.append((i.metric, seg_text(i.segment), _sign(i), []))
-            stale, expected = False, []
-        out.append(Morning(end, flagged, told, stale, expected))
+            told = [(f[0], f[1], f[2], []) for f in flagged]
+            expected, stale = [], False
+        out.append(Morning(windows.current.end, flagged, told, stale, expected))
     return out
+
+
+class Memory:
+    """What the job's SQLite state remembers between mornings, kept in memory for the replay."""
+
+    def __init__(self) -> None:
+        from investigator.triage.episodes import Episode
+        from investigator.triage.freshness import Load
+
+        self.episodes: dict[tuple[str, str], Episode] = {}
+        self.told: set[tuple[str, str, date]] = set()
+        self.load: Load | None = None
+
+    def morning(
+        self, config: Any, items: list[Any], last: date, today: date, days: int
+    ) -> tuple[list[tuple[str, str, int, list[str]]], list[str], bool]:
+        """The alerts told this morning, those labelled expected, and whether stale data was said."""
+        from investigator.triage.alerts import group
+        from investigator.triage.episodes import follow, series_key
+        from investigator.triage.freshness import seen, stale
+
+        changes = follow(list(self.episodes.values()), items, config.threshold, days)
+        events = {}
+        for c in changes:
+            events[c.episode.series] = c.event
+            if c.episode.open:
+                self.episodes[c.episode.series] = c.episode
+            else:
+                self.episodes.pop(c.episode.series, None)
+
+        def key(item: Any) -> tuple[str, str, date]:
+            series = series_key(item.metric, item.segment)
+            ep = self.episodes.get(series)
+            return (*series, ep.first_end if ep else item.window_end)
+
+        told, expected = [], []
+        for alert in group(items, config.threshold):
+            head = alert.head
+            if head.expected and not config.notify_expected:
+                expected.append(f"{head.metric} {seg_text(head.segment)}".strip())
+                continue
+            worse = events.get(series_key(head.metric, head.segment)) == "worse"
+            if key(head) in self.told and not worse:
+                continue
+            if key(head) not in self.told and any(key(x) in self.told for x in alert.members):
+                self.told.add(key(head))  # the total catching up with a segment already told
+                continue
+            self.told |= {key(x) for x in [head, *alert.members]}
+            ep = self.episodes.get(series_key(head.metric, head.segment))
+            if ep is not None:
+                z = head.score if head.score is not None else (head.change_pct or 0.0) / 0.25 * 3.0
+                self.episodes[ep.series] = ep.model_copy(update={"announced": abs(z)})
+            told.append(
+                (
+                    head.metric,
+                    seg_text(head.segment),
+                    _sign(head),
+                    [seg_text(x.segment) for x in alert.members],
+                )
+            )
+        found = stale("replay", last, None, self.load, today)
+        said = found is not None and not (self.load is not None and self.load.notified)
+        self.load = seen("replay", last, self.load, today)
+        if said:
+            self.load.notified = True
+        return told, expected, said
 
 
 def _sign(item: Any) -> int:
@@ -361,15 +411,8 @@ def main() -> None:
         for spec in windows:
             window, baseline = spec.split(":")
             started = time.monotonic()
-            with tempfile.TemporaryDirectory() as tmp:
-                cfg = {
-                    "time_column": "date",
-                    "window": window,
-                    "baseline": baseline,
-                    "dimensions": body.get("scan_segments"),
-                    **body,
-                }
-                runs = replay(data.copy(), cfg, todo, Path(tmp))
+            cfg = {"time_column": "date", "window": window, "baseline": baseline, **body}
+            runs = replay(data, cfg, todo)
             length = int(window.rstrip("d"))
             res = summarise(name, runs, body["metrics"], length, plant)
             res.update(window=spec, seconds=round(time.monotonic() - started, 1))

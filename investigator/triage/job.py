@@ -26,7 +26,7 @@ from investigator.triage.freshness import Load, Stale, seen, stale
 from investigator.triage.message import compose
 from investigator.triage.notify import AppriseNotifier, Notification, Notifier, deliver
 from investigator.triage.runs import Investigate, Investigated, Job, Skipped, investigate_all, top_cause
-from investigator.triage.scan import ScanItem, ranked, scan_targets
+from investigator.triage.scan import ScanItem, plan_dates, ranked, scan_targets
 from investigator.triage.secrets import Redactor
 from investigator.triage.state import TriageState, anomaly_key, state_lock
 
@@ -110,7 +110,7 @@ def scan_sources(config: TriageConfig, redact: Redactor) -> tuple[list[ScanItem]
 def _scan(
     config: TriageConfig, targets: list[Target], source: Any, table: Any, error: str | None, redact: Redactor
 ) -> tuple[list[ScanItem], Source | None]:
-    from investigator.sources.windows import distinct_dates, plan
+    from investigator.sources.windows import distinct_dates
 
     started = time.monotonic()
     found = [ScanItem(metric=t.metric, error=error) for t in targets]
@@ -122,7 +122,9 @@ def _scan(
             if dates:
                 name = f"{redact(source.describe())} ({time_column})"
                 known = Source(name, dates[-1], config.end, config.end is None or config.end in set(dates))
-            windows = plan(dates, config.window, config.baseline, config.end, flag="")
+            windows = plan_dates(dates, config.window, config.baseline, config.end) if dates else None
+            if windows is None:
+                raise DataError("the data has no rows with a date")
         except DataError as e:
             windows, found = None, [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
         except UserError as e:  # the config's window and end reach before year 1
@@ -356,6 +358,12 @@ def _notify(
             continue
         seen_ = state.seen(key(head))
         worse = events.get(series_key(head.metric, head.segment)) == "worse"
+        if (seen_ is None or not seen_.notified_at) and _told_before(alert.members, events, state, key):
+            # a new head over segments already announced (the total catching up with one station's
+            # move): the same event, remembered as told without a word
+            state.mark_notified([key(head)])
+            notes.append(AlertNote.of(alert, "continues"))
+            continue
         if seen_ is None:
             fresh_keys.append(key(head))
         elif seen_.summary and not seen_.notified_at:
@@ -395,6 +403,17 @@ def _notify(
             load.notified = True
     announced = {series_key(a.head.metric, a.head.segment): abs(_z(a.head)) for a, _, _ in told}
     return sent, announced, notes
+
+
+def _told_before(
+    members: list[ScanItem], events: dict[tuple[str, str], str], state: TriageState, key: Key
+) -> bool:
+    """Whether any of the alert's segments is in an episode an earlier morning announced."""
+    return any(
+        events.get(series_key(m.metric, m.segment)) in ("continues", "worse")
+        and state.seen(key(m)) is not None
+        for m in members
+    )
 
 
 def _z(item: ScanItem) -> float:

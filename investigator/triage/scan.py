@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from investigator.analysis.grain import detect_grain
 from investigator.analysis.movement import movement
 from investigator.analysis.spec import AnalysisSpec, Measure
 from investigator.errors import DataError
 from investigator.request import Span, metric_definition, parse_metric
-from investigator.sources.windows import Windows, distinct_dates, plan
+from investigator.sources.windows import Windows, default_end, distinct_dates, plan, plan_windows
 from investigator.triage.config import Direction, Target
 from investigator.triage.score import Scale, Scoring, calibrated, outage_days, score_daily
 
@@ -59,7 +60,22 @@ def plan_source(
     """The data's grain, and the window (ending `end`, else the last period in the data) with its
     baseline, by the same planner and rules as `investigate` (config keys named as in the file)."""
     span = Span.of(window) if isinstance(window, str) else window
-    return plan(distinct_dates(table, time_column), span, baseline, end, flag="")
+    return plan_dates(distinct_dates(table, time_column), span, baseline, end)
+
+
+def plan_dates(dates: list[date], span: Span, baseline: str, end: date | None) -> Windows:
+    """`sources.windows.plan`, except that a baseline window without rows (an outage a week ago) is
+    no refusal: the scan compares with the median of several earlier windows, never that one alone."""
+    try:
+        return plan(dates, span, baseline, end, flag="")
+    except DataError as e:
+        if not str(e).startswith(f"no rows in the {baseline} baseline"):
+            raise
+    grain = detect_grain(dates)
+    current, base = plan_windows(
+        span, baseline, grain, span.end or end or default_end(span, grain, dates[-1]), ""
+    )
+    return Windows(current, base, grain, dates[0], dates[-1], tuple(dates))
 
 
 def measure_expr(table: Any, m: Measure) -> Any:

@@ -104,7 +104,12 @@ def test_a_storm_in_every_segment_is_one_alert_headed_by_the_total(tmp_path: Pat
     items = scan(path, "riders", storm)
     assert sum(i.flagged for i in items.values()) == 5
     [alert] = group(list(items.values()))
-    assert alert.head.segment == {} and sorted(m.segment["station"] for m in alert.members) == ["a", "b", "c", "d"]
+    assert alert.head.segment == {} and sorted(m.segment["station"] for m in alert.members) == [
+        "a",
+        "b",
+        "c",
+        "d",
+    ]
 
 
 def test_a_segment_that_moved_against_its_total_is_its_own_alert(tmp_path: Path) -> None:
