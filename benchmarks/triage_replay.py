@@ -150,7 +150,7 @@ def replay(frame: pd.DataFrame, body: dict[str, Any], mornings: list[date]) -> l
     dims = targets[0].scan_segments
     full = scan.query_group(ibis.memtable(frame), "date", dims, measures)
     span = Span.of(body["window"])
-    state = Memory()
+    state = Memory() if new else None
     out: list[Morning] = []
     for m in mornings:
         part = full[full["date"] < m]
@@ -171,6 +171,7 @@ def replay(frame: pd.DataFrame, body: dict[str, Any], mornings: list[date]) -> l
         flags = scan.ranked(items, config.threshold)
         flagged = [(i.metric, seg_text(i.segment), _sign(i), abs(i.score or 0.0)) for i in flags]
         if new:
+            assert state is not None
             told, expected, stale = state.morning(config, items, dates[-1], m, windows.current.days)
         else:  # the old job: every flagged line whose window end is new, one line each
             told = [(f[0], f[1], f[2], []) for f in flagged]

@@ -4,11 +4,13 @@ What a day (or a window of days) is compared with: the median of the same window
 `baseline_windows` (4) earlier positions the baseline names (for a window shorter than a week and
 `previous`, the same weekdays 1-4 weeks back), so one odd day in the baseline (a holiday, a storm,
 an outage) cannot move it and the week after an event is no "echo". The history the move is judged
-against is scored the same way, over the same recent windows `analysis.movement` reads (its
-`RECENT` comparable windows), in the same units: a ratio's change in points, a sum's in percent, a
-small count's on the square-root scale where counting noise is the same at every level (0 -> 2 is
-noise, 0 -> 159 is not). A day the whole table has no rows on, on a weekday that usually has rows,
-is an outage: a window that holds it is no value (never zeros), neither a baseline nor history.
+against is scored the same way, in the units `analysis.movement` reads: a ratio's change in points,
+a sum's in percent; a small count's on the square-root scale, where counting noise is the same at
+every level (0 -> 2 is noise, 0 -> 159 is not). All earlier windows are read (the investigation
+reads its last 20): twenty same weekdays cannot tell a one-day 40% drop of one station at the
+threshold, the whole history can (benchmarks/triage_replay.py: 22/30 planted drops with 20, 30/30).
+A day the whole table has no rows on, on a weekday that usually has rows, is an outage: a window
+that holds it is no value (never zeros), neither a baseline nor history.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pandas as pd
 from pydantic import BaseModel
 from scipy import stats
 
-from investigator.analysis.movement import MIN_HISTORY, RECENT
+from investigator.analysis.movement import MIN_HISTORY
 from investigator.analysis.spec import Window
 
 Scale = Literal["percent", "points", "count"]
@@ -120,8 +122,7 @@ def score_daily(
     keep = np.asarray(ends.date <= current.start - timedelta(days=1))
     if length % 7:
         keep &= np.asarray(ends.day_of_week == pd.Timestamp(current.end).day_of_week)
-    ov = float(length) if length % 7 == 0 else max(1.0, length / 7)
-    hist_rows = np.flatnonzero(keep)[-int(RECENT * ov) :]
+    hist_rows = np.flatnonzero(keep)  # every earlier window: 20 same weekdays cannot tell a 40% day
     scale = _scales(v[hist_rows], num, den is not None, counts)
     change = np.where(scale == "points", v - b, np.where(scale == "count", roots, pct))
     hist = change[hist_rows]

@@ -114,7 +114,7 @@ def test_a_storm_in_every_segment_is_one_alert_headed_by_the_total(tmp_path: Pat
 
 def test_a_segment_that_moved_against_its_total_is_its_own_alert(tmp_path: Path) -> None:
     storm = STORM
-    path = daily(tmp_path / "s.parquet", 200, lambda d, s: (2.5 if s == "d" else 0.3) if d == storm else 1.0)
+    path = daily(tmp_path / "s.parquet", 200, lambda d, s: (1.6 if s == "d" else 0.2) if d == storm else 1.0)
     alerts = {json.dumps(a.head.segment): a for a in group(list(scan(path, "riders", storm).values()))}
     assert set(alerts) == {"{}", json.dumps({"station": "d"})}
     assert len(alerts["{}"].members) == 3 and np.sign(alerts["{}"].head.score or 0) == -1
