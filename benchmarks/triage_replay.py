@@ -26,14 +26,13 @@ checkout (PYTHONPATH=...): an older job announces every flagged line whose windo
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import statistics
 import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +76,7 @@ def generate(days: int, seed: int = 7) -> tuple[pd.DataFrame, Planted, list[date
     blizzard = last_year[40]
     special[blizzard] = 0.2
     planted.outage = last_year[160]
-    for d, share in special.items():
+    for d, _share in special.items():
         planted.events.append((None, d, d))
     busy = set(special) | {planted.outage}
     for s, first in zip(["s03", "s11"], [last_year[90], last_year[250]], strict=True):
@@ -111,8 +110,9 @@ def generate(days: int, seed: int = 7) -> tuple[pd.DataFrame, Planted, list[date
                     mean *= 1 - 0.4 * min(1.0, ((d - first).days + 1) / ((bottom - first).days + 1))
             riders = int(rng.poisson(mean))
             trips = max(1, riders // 40)
-            rows.append({"date": d, "station": s, "riders": riders, "trips": trips,
-                         "late": int(rng.binomial(trips, 0.08)), "incidents": int(rng.poisson(0.7))})  # fmt: skip
+            late, incidents = int(rng.binomial(trips, 0.08)), int(rng.poisson(0.7))
+            rows.append({"date": d, "station": s, "riders": riders, "trips": trips, "late": late,
+                         "incidents": incidents})  # fmt: skip
     return pd.DataFrame(rows), planted, last_year
 
 
@@ -336,12 +336,12 @@ def _planted(runs: list[Morning], planted: Planted, length: int) -> dict[str, An
     declines = []
     for station, first, bottom in planted.declines:
         series = f"station={station}"
-        day = next((r.end for r in runs if r.end and first <= r.end <= bottom + timedelta(days=14)
-                    and any(f[0] == "riders" and f[1] == series and f[2] < 0 for f in r.flagged)), None)  # fmt: skip
+        during = [r for r in runs if r.end and first <= r.end <= bottom + timedelta(days=14)]
+        day = next((r.end for r in during if any(f[:2] == ("riders", series) and f[2] < 0 for f in r.flagged)), None)
         said = sum(1 for r in runs if r.end and first <= r.end <= bottom + timedelta(days=21)
                    for t in r.told if t[0] == "riders" and series in [t[1], *t[3]])  # fmt: skip
-        declines.append({"station": station, "first_flag_day": None if day is None else (day - first).days + 1,
-                         "announcements": said})  # fmt: skip
+        first_day = None if day is None else (day - first).days + 1
+        declines.append({"station": station, "first_flag_day": first_day, "announcements": said})
     outage = planted.outage
     assert outage is not None
     after = [r for r in runs if r.end and outage < r.end <= outage + timedelta(days=35)]
@@ -393,7 +393,7 @@ def main() -> None:
     frame, planted, mornings = generate(args.days)
     tables: list[tuple[str, pd.DataFrame, dict[str, Any], Planted | None, list[date]]] = [
         ("generated", frame, {"metrics": ["riders", "incidents", "late/trips"], "scan_segments": ["station"]},
-         planted, mornings + [mornings[-1] + timedelta(days=1)]),
+         planted, [*mornings, mornings[-1] + timedelta(days=1)]),
     ]  # fmt: skip
     if args.no_real:
         pass
