@@ -337,7 +337,8 @@ def _planted(runs: list[Morning], planted: Planted, length: int) -> dict[str, An
     for station, first, bottom in planted.declines:
         series = f"station={station}"
         during = [r for r in runs if r.end and first <= r.end <= bottom + timedelta(days=14)]
-        day = next((r.end for r in during if any(f[:2] == ("riders", series) and f[2] < 0 for f in r.flagged)), None)
+        hit = [r.end for r in during if any(f[:2] == ("riders", series) and f[2] < 0 for f in r.flagged)]
+        day = hit[0] if hit else None
         said = sum(1 for r in runs if r.end and first <= r.end <= bottom + timedelta(days=21)
                    for t in r.told if t[0] == "riders" and series in [t[1], *t[3]])  # fmt: skip
         first_day = None if day is None else (day - first).days + 1
