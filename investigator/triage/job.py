@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -406,7 +406,7 @@ def _notify(
 
 
 def _told_before(
-    members: list[ScanItem], events: dict[tuple[str, str], str], state: TriageState, key: Key
+    members: list[ScanItem], events: Mapping[tuple[str, str], str], state: TriageState, key: Key
 ) -> bool:
     """Whether any of the alert's segments is in an episode an earlier morning announced."""
     return any(
