@@ -136,6 +136,7 @@ def replay(frame: pd.DataFrame, body: dict[str, Any], mornings: list[date]) -> l
     `freshness.stale`), its SQLite state kept in memory."""
     import ibis
 
+    from investigator.errors import DataError
     from investigator.request import Span, parse_metric
     from investigator.sources.windows import plan
     from investigator.triage import scan
@@ -155,11 +156,15 @@ def replay(frame: pd.DataFrame, body: dict[str, Any], mornings: list[date]) -> l
     for m in mornings:
         part = full[full["date"] < m]
         dates = sorted(set(part.loc[part["_dim"] == "", "date"]))
-        windows = (
-            scan.plan_dates(dates, span, config.baseline, None)
-            if new
-            else plan(dates, span, config.baseline, None, flag="")
-        )
+        try:
+            windows = (
+                scan.plan_dates(dates, span, config.baseline, None)
+                if new
+                else plan(dates, span, config.baseline, None, flag="")
+            )
+        except DataError:  # the job could not scan this morning (an older one, on an outage)
+            out.append(Morning(None, [], [], False))
+            continue
         if new:
             items = scan.score_frame(part, targets, parsed, windows, config.threshold, 50, config.scoring())
         else:  # an older checkout: its scoring, one metric at a time
@@ -294,6 +299,7 @@ def summarise(
         "echo_share": round(echoes / lines, 3) if lines else 0.0,
         "repeat_share": round(repeats / announced, 3) if announced else 0.0,
         "announcements": announced,
+        "mornings_not_scanned": sum(1 for r in runs if r.end is None),
         "labelled_expected": [f"{r.end} {x}" for r in runs for x in r.expected],
     }
     if planted is not None:
