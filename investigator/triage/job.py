@@ -165,6 +165,10 @@ def plan_jobs(
             told = " and notified" if seen_.notified_at else ""
             skipped += [Skipped.of(i, f"already investigated{told}", seen_.run_id) for i in [head, *members]]
             continue
+        if head.segment and head.current == 0:  # a run on its rows would find none to explain
+            why = f"{seg(head.segment)} has no rows in the window: " + "it fell to zero, nothing within it to explain"
+            skipped += [Skipped.of(i, why) for i in [head, *members]]
+            continue
         target = targets[head.metric]
         looked = [m for m in members if not head.segment and _looks_at(target, m)]
         jobs.append(Job(item=head, target=target, covers=looked))

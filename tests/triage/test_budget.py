@@ -110,3 +110,15 @@ def test_a_raising_investigation_is_recorded_and_the_time_budget_stops_new_ones(
         jobs, config, settings, investigate, Redactor(), past, lambda *a, **k: None
     )
     assert done == [] and {s.reason for s in skipped} == {"budget: max_minutes spent"}
+
+
+def test_a_segment_with_no_rows_in_the_window_is_said_not_run() -> None:
+    """A station that fell to zero: a run on its own rows would have none to explain (it ended in
+    exit 3); the digest says why it was not investigated."""
+    gone = ScanItem(metric="a", segment={"station": "x"}, change=-40.0, change_pct=-1.0, score=-6.0,
+                    flagged=True, current=0.0, baseline=40.0, window_end=END)  # fmt: skip
+    jobs, skipped = plan_jobs(cfg(), group([gone]), None)
+    assert jobs == []
+    assert [s.reason for s in skipped] == [
+        "station=x has no rows in the window: it fell to zero, nothing within it to explain"
+    ]
