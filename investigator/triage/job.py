@@ -31,6 +31,7 @@ from investigator.triage.state import TriageState, anomaly_key, state_lock
 
 logger = logging.getLogger("investigator.triage")
 RAN, SOME_FAILED, COULD_NOT_RUN = 0, 3, 1
+ZERO = "it fell to zero, nothing within it to explain"
 
 
 @dataclass
@@ -166,7 +167,7 @@ def plan_jobs(
             skipped += [Skipped.of(i, f"already investigated{told}", seen_.run_id) for i in [head, *members]]
             continue
         if head.segment and head.current == 0:  # a run on its rows would find none to explain
-            why = f"{seg(head.segment)} has no rows in the window: " + "it fell to zero, nothing within it to explain"
+            why = f"{seg(head.segment)} has no rows in the window: {ZERO}"
             skipped += [Skipped.of(i, why) for i in [head, *members]]
             continue
         target = targets[head.metric]
