@@ -304,6 +304,10 @@ def summarise(
     }
     if planted is not None:
         result.update(_planted(runs, planted, length))
+    else:  # a real table: what was told, to read against what happened
+        result["told"] = [
+            f"{r.end} {m} {s or 'total'} {'+' if sign > 0 else '-'}" for r in runs for m, s, sign, _ in r.told
+        ]
     return result
 
 
