@@ -6,6 +6,9 @@ Exit codes: 0 the job ran (anomalies or not), 3 some investigations (or metric s
 
 from __future__ import annotations
 
+import json
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -36,38 +39,52 @@ def triage(
     log_format: Annotated[
         str, typer.Option("--log-format", help="text or json (JSON lines on stderr).")
     ] = "text",
+    end: Annotated[
+        str | None,
+        typer.Option("--end", help="Last day of the window (a day, month, `yesterday`); overrides `end:`."),
+    ] = None,
 ) -> None:
     """Scan every metric in CONFIG, investigate the ones that moved abnormally, notify once."""
     from investigator.errors import InvestigatorError, UserError
-    from investigator.triage.config import expand_targets, load_config
+    from investigator.triage.config import expand_targets, load_config, with_end
     from investigator.triage.job import COULD_NOT_RUN, run_triage
     from investigator.triage.logs import configure, unconfigure
     from investigator.triage.secrets import Redactor
 
+    as_json = log_format == "json"
     if log_format not in ("text", "json"):
         _fail(2, f"--log-format {log_format!r} is not one of text, json")
     try:
         cfg = load_config(config)
+        if end is not None:
+            cfg = with_end(cfg, end)
         _, secrets = expand_targets(cfg.notify)
     except UserError as e:
-        _fail(2, str(e))
-    handler = configure("json" if log_format == "json" else "text", Redactor(secrets))
+        _fail(2, str(e), as_json)
+    handler = configure("json" if as_json else "text", Redactor(secrets))
     try:
         outcome = run_triage(cfg, dry_run=dry_run, json_path=json_path)
     except UserError as e:
-        _fail(2, str(e))
+        _fail(2, Redactor(secrets)(str(e)), as_json)
     except InvestigatorError as e:
-        _fail(COULD_NOT_RUN, str(e))
+        _fail(COULD_NOT_RUN, Redactor(secrets)(str(e)), as_json)
     except Exception as e:  # a scheduler reads one line, not a traceback
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        _fail(COULD_NOT_RUN, f"{type(e).__name__}: {first}")
+        _fail(COULD_NOT_RUN, Redactor(secrets)(f"{type(e).__name__}: {first}"), as_json)
     finally:
         unconfigure(handler)
-    _print(outcome, quiet_stderr=log_format == "json")
+    _print(outcome, quiet_stderr=as_json)
     raise typer.Exit(outcome.exit_code)
 
 
-def _fail(code: int, message: str) -> None:
+def _fail(code: int, message: str, as_json: bool = False) -> None:
+    """One line on stderr: plain for people, or a JSON line (`level: error`) with `--log-format
+    json`, so a log collector never meets a line it cannot parse."""
+    if as_json:
+        line = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "level": "error",
+                "event": "triage failed", "error": message, "exit_code": code}  # fmt: skip
+        sys.stderr.write(json.dumps(line) + "\n")
+        raise typer.Exit(code)
     label = "error: " if code == 2 else "failed: "
     err.print(text(label, style="bold red") + text(message), highlight=False)
     raise typer.Exit(code)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +31,7 @@ from investigator.errors import ConfigError, UserError
 from investigator.fmt import clip, quoted
 from investigator.request import Span, parse_end
 from investigator.sources.urls import is_url, redact
+from investigator.triage.score import Scoring
 from investigator.yamlfile import load_yaml
 
 Direction = Literal["both", "up", "down"]
@@ -115,6 +116,14 @@ class TriageConfig(BaseModel):
     scan_segments: list[str] = Field(default_factory=list)
     direction: Direction = "both"
     threshold: float = Field(3.0, gt=0, description="Robust z-score from which a move is anomalous.")
+    baseline_windows: int = Field(
+        4, ge=1, le=12, description="A day is compared with the median of this many earlier windows (1: one)."
+    )
+    min_volume: float = Field(10.0, ge=0, description="A count below this in both windows is not scored.")
+    expected_years: int = Field(
+        2, ge=1, description="Earlier years needed to call a move expected (most of them moved alike)."
+    )
+    notify_expected: bool = Field(False, description="Also notify (and investigate) moves labelled expected.")
     max_segment_values: int = Field(50, ge=1, description="Scan the largest values of each dimension.")
     budget: Budget = Field(default_factory=Budget)
     workers: int = Field(2, ge=1, le=32)
@@ -171,7 +180,11 @@ class TriageConfig(BaseModel):
     @field_validator("end", mode="before")
     @classmethod
     def _end(cls, value: Any) -> Any:
-        """The forms `investigate --end` reads: a day, or a month, quarter or year (its last day)."""
+        """The forms `investigate --end` reads: a day, or a month, quarter or year (its last day);
+        and `yesterday` or `today` (the job's day, UTC), for a job that must not re-scan a day."""
+        if isinstance(value, str) and value.strip().lower() in ("yesterday", "today"):
+            today = datetime.now(UTC).date()
+            return today - timedelta(days=1) if value.strip().lower() == "yesterday" else today
         if isinstance(value, str | int) and not isinstance(value, bool):
             try:
                 return parse_end(str(value))
@@ -183,6 +196,15 @@ class TriageConfig(BaseModel):
     def _every_metric_has_data(self) -> TriageConfig:
         self.targets()  # every metric's data named, with a table or a query where it is a URL
         return self
+
+    def scoring(self) -> Scoring:
+        """What the scan's scores read from this config."""
+        return Scoring(
+            baseline_windows=self.baseline_windows,
+            min_volume=self.min_volume,
+            threshold=self.threshold,
+            expected_years=self.expected_years,
+        )
 
     def targets(self) -> list[Target]:
         """Every metric with its own keys, then the job's, then its `metrics.yaml` definition's (as
@@ -248,6 +270,15 @@ class TriageConfig(BaseModel):
         return out
 
 
+def with_end(config: TriageConfig, end: str) -> TriageConfig:
+    """The config with `--end` in place of its `end:` (checked as the key is: a range window
+    refuses it), for a backfill or a job that must not re-scan a day."""
+    try:
+        return TriageConfig.model_validate({**config.model_dump(exclude_unset=True), "end": end})
+    except ValidationError as e:
+        raise ConfigError(f"--end: {explain(e)}") from None
+
+
 def load_config(path: Path) -> TriageConfig:
     """Read and check `triage.yaml`; one `ConfigError` line per mistake (the first)."""
     try:
@@ -256,6 +287,11 @@ def load_config(path: Path) -> TriageConfig:
         raise ConfigError(f"config file {path} does not exist; pass --config path/to/triage.yaml") from None
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
+    except yaml.MarkedYAMLError as e:  # where the parser stopped: the line people open the file at
+        mark = e.problem_mark or e.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        what = e.problem or e.context or str(e).splitlines()[0]
+        raise ConfigError(f"{path}: not readable YAML: {where}{clip(what)}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise ConfigError(f"{path}: not readable YAML: {clip(str(e).splitlines()[0])}") from None
     if not isinstance(raw, dict):

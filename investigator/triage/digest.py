@@ -10,6 +10,8 @@ from jinja2 import Environment
 from pydantic import BaseModel, Field
 
 from investigator.fmt import md, num, pct, seg
+from investigator.triage.alerts import AlertNote
+from investigator.triage.freshness import Stale
 from investigator.triage.notify import Notification
 from investigator.triage.runs import Investigated, Skipped, top_cause
 from investigator.triage.scan import ScanItem
@@ -17,12 +19,15 @@ from investigator.triage.template import DIGEST_HTML
 
 
 class Digest(BaseModel):
-    """The JSON contract: exactly these four lists."""
+    """The JSON contract: exactly these six lists (`alerts`: the morning's flagged series grouped
+    into alerts, each with what happened to it; `stale`: sources whose data did not arrive)."""
 
     scanned: list[ScanItem] = Field(default_factory=list)
     investigated: list[Investigated] = Field(default_factory=list)
     skipped: list[Skipped] = Field(default_factory=list)
     notifications: list[Notification] = Field(default_factory=list)
+    stale: list[Stale] = Field(default_factory=list)
+    alerts: list[AlertNote] = Field(default_factory=list)
 
 
 class Row(BaseModel):

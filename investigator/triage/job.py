@@ -3,29 +3,35 @@ the budget, remember, notify once, write the digest."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
 from investigator.errors import ConfigError, DataError, UserError
-from investigator.fmt import chat, pct, seg
+from investigator.fmt import seg
 from investigator.report.model import Report
 from investigator.request import Request
+from investigator.triage.alerts import Alert, group
+from investigator.triage.announce import Key, Told, notify
 from investigator.triage.checks import check_names
 from investigator.triage.config import Target, TriageConfig, expand_targets
 from investigator.triage.digest import Digest, write_digest
-from investigator.triage.notify import AppriseNotifier, Notification, Notifier, deliver
+from investigator.triage.episodes import Episode, follow, series_key
+from investigator.triage.freshness import Stale, seen, stale
+from investigator.triage.notify import AppriseNotifier, Notifier
 from investigator.triage.runs import Investigate, Investigated, Job, Skipped, investigate_all, top_cause
-from investigator.triage.scan import ScanItem, plan_source, ranked, scan_targets
+from investigator.triage.scan import ScanItem, plan_dates, ranked, scan_targets
 from investigator.triage.secrets import Redactor
 from investigator.triage.state import TriageState, anomaly_key, state_lock
 
 logger = logging.getLogger("investigator.triage")
 RAN, SOME_FAILED, COULD_NOT_RUN = 0, 3, 1
+ZERO = "it fell to zero, nothing within it to explain"
 
 
 @dataclass
@@ -38,8 +44,18 @@ class Outcome:
     title: str
 
 
-def log(event: str, **fields: Any) -> None:
-    logger.info(event, extra={"fields": fields})
+def log(event: str, level: int = logging.INFO, **fields: Any) -> None:
+    logger.log(level, event, extra={"fields": fields})
+
+
+@dataclass
+class Source:
+    """A scanned source's last day, and the end its window was asked to have (None: the last day)."""
+
+    name: str
+    last: date
+    end: date | None
+    end_has_rows: bool = True
 
 
 def settings_for(config: TriageConfig) -> Settings:
@@ -55,6 +71,11 @@ def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
     """Every target scanned, one engine query per source (and set of scanned dimensions). A source
     that cannot be read gives items with its `error`; a name the data does not have (a misspelt
     metric, column, time column or scan dimension) is a `ConfigError`, raised before any scan."""
+    return scan_sources(config, redact)[0]
+
+
+def scan_sources(config: TriageConfig, redact: Redactor) -> tuple[list[ScanItem], list[Source]]:
+    """`scan_all`, with each readable source's last day (to tell a load that did not arrive)."""
     from investigator.sources import source_for
 
     groups: dict[tuple[str, str | None, str | None, str, tuple[str, ...]], list[Target]] = {}
@@ -73,7 +94,14 @@ def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
             opened.append((targets, source, table, error))
             if table is not None:
                 check_names(list(table.schema().names), targets, redact(source.describe()))
-        return [item for group in opened for item in _scan(config, *group, redact)]
+        items: list[ScanItem] = []
+        sources: dict[str, Source] = {}
+        for group_ in opened:
+            found, known = _scan(config, *group_, redact)
+            items += found
+            if known is not None:
+                sources.setdefault(known.name, known)
+        return items, list(sources.values())
     finally:
         for _, source, _, _ in opened:
             source.close()
@@ -81,52 +109,86 @@ def scan_all(config: TriageConfig, redact: Redactor) -> list[ScanItem]:
 
 def _scan(
     config: TriageConfig, targets: list[Target], source: Any, table: Any, error: str | None, redact: Redactor
-) -> list[ScanItem]:
+) -> tuple[list[ScanItem], Source | None]:
+    from investigator.sources.windows import distinct_dates
+
     started = time.monotonic()
     found = [ScanItem(metric=t.metric, error=error) for t in targets]
+    known = None
     if table is not None:
         time_column = targets[0].time_column
         try:
-            windows = plan_source(table, time_column, config.window, config.baseline, config.end)
+            dates = distinct_dates(table, time_column)
+            if dates:
+                name = f"{redact(source.describe())} ({time_column})"
+                known = Source(name, dates[-1], config.end, config.end is None or config.end in set(dates))
+            windows = plan_dates(dates, config.window, config.baseline, config.end) if dates else None
+            if windows is None:
+                raise DataError("the data has no rows with a date")
         except DataError as e:
             windows, found = None, [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
         except UserError as e:  # the config's window and end reach before year 1
             raise ConfigError(str(e)) from None
         if windows is not None:
             try:
-                found = scan_targets(table, targets, windows, config.threshold, config.max_segment_values)
+                found = scan_targets(
+                    table, targets, windows, config.threshold, config.max_segment_values, config.scoring()
+                )
             except Exception as e:
                 found = [ScanItem(metric=t.metric, error=_first_line(e)) for t in targets]
     for item in found:
         if item.error:
             item.error = redact(item.error)
-            log("scan failed", metric=item.metric, error=item.error)
+            log("scan failed", logging.ERROR, metric=item.metric, error=item.error)
     log("scanned", data=redact(source.describe()), metrics=len(targets), series=len(found),
         flagged=sum(i.flagged for i in found), seconds=round(time.monotonic() - started, 3))  # fmt: skip
-    return found
+    return found, known
 
 
 def plan_jobs(
-    config: TriageConfig, flagged: list[ScanItem], state: TriageState | None
+    config: TriageConfig, alerts: list[Alert], state: TriageState | None, key: Key | None = None
 ) -> tuple[list[Job], list[Skipped]]:
-    """The flagged items to investigate, best first: not the ones an earlier run investigated, one
-    run per metric (a run covers its segments), at most `max_investigations`."""
+    """One investigation per alert, best first: its head (the total when it is flagged), covering
+    the segments grouped under it that its run looks at; not an alert an earlier run investigated
+    (the same episode), nor one labelled expected; at most `max_investigations`."""
+    key = key or _key
     targets = {t.metric: t for t in config.targets()}
-    jobs: dict[str, Job] = {}
+    jobs: list[Job] = []
     skipped: list[Skipped] = []
-    for item in flagged:
-        seen = state.seen(_key(item)) if state else None
-        if seen is not None and seen.status not in (None, "failed"):
-            told = " and notified" if seen.notified_at else ""
-            skipped.append(Skipped.of(item, f"already investigated{told}", seen.run_id))
-        elif item.metric in jobs:
-            jobs[item.metric].covers.append(item)
-        else:
-            jobs[item.metric] = Job(item=item, target=targets[item.metric])
-    chosen = list(jobs.values())[: config.budget.max_investigations]
-    for job in list(jobs.values())[config.budget.max_investigations :]:
+    for alert in alerts:
+        head, members = alert.head, alert.members
+        if head.expected and not config.notify_expected:
+            why = f"expected: the same window moved alike in {head.expected} earlier years"
+            skipped += [Skipped.of(i, why) for i in [head, *members]]
+            continue
+        seen_ = state.seen(key(head)) if state else None
+        if seen_ is not None and seen_.status not in (None, "failed"):
+            told = " and notified" if seen_.notified_at else ""
+            skipped += [Skipped.of(i, f"already investigated{told}", seen_.run_id) for i in [head, *members]]
+            continue
+        if head.segment and head.current == 0:  # a run on its rows would find none to explain
+            why = f"{seg(head.segment)} has no rows in the window: {ZERO}"
+            skipped += [Skipped.of(i, why) for i in [head, *members]]
+            continue
+        target = targets[head.metric]
+        looked = [m for m in members if not head.segment and _looks_at(target, m)]
+        jobs.append(Job(item=head, target=target, covers=looked))
+        where = f"{head.metric} {seg(head.segment)}"
+        skipped += [
+            Skipped.of(m, f"grouped under {where}; its run did not look at {seg(m.segment)}")
+            for m in members
+            if m not in looked
+        ]
+    chosen = jobs[: config.budget.max_investigations]
+    for job in jobs[config.budget.max_investigations :]:
         skipped += [Skipped.of(i, "budget: max_investigations") for i in [job.item, *job.covers]]
     return chosen, skipped
+
+
+def _looks_at(target: Target, item: ScanItem) -> bool:
+    """Whether a run on the whole metric reads the item's segment: its dimension is one the run
+    explains by (every column when the config names none)."""
+    return target.dimensions is None or all(d in target.dimensions for d in item.segment)
 
 
 def run_triage(
@@ -138,22 +200,26 @@ def run_triage(
     notifier: Notifier | None = None,
     backoff_s: float = 1.0,
     env: dict[str, str] | None = None,
+    now: datetime | None = None,
 ) -> Outcome:
-    """The whole job; `investigate` and `notifier` are the seams tests may replace."""
+    """The whole job; `investigate` and `notifier` are the seams tests may replace, `now` the
+    morning it runs (a replay's)."""
     urls, secrets = expand_targets(config.notify, env)
     redact = Redactor(secrets)
     settings = settings_for(config)
     state_path = config.state or settings.home / "triage.sqlite"
-    now = datetime.now(UTC)
-    scanned = scan_all(config, redact)  # read-only; a misspelt name stops the job here, nothing written
+    now = now or datetime.now(UTC)
+    scanned, sources = scan_sources(config, redact)  # read-only; a misspelt name stops the job here
     if dry_run:
-        return _dry_run(config, scanned, json_path, now)
+        stales = [x for s in sources if (x := stale(s.name, s.last, s.end, None, now.date(), s.end_has_rows))]
+        return _dry_run(config, scanned, stales, json_path, now)
     with state_lock(state_path):
         state = TriageState(state_path)
         try:
             return _run(
                 config,
                 scanned,
+                sources,
                 settings,
                 state,
                 urls,
@@ -168,9 +234,11 @@ def run_triage(
             state.close()
 
 
-def _dry_run(config: TriageConfig, scanned: list[ScanItem], json_path: Path | None, now: datetime) -> Outcome:
+def _dry_run(
+    config: TriageConfig, scanned: list[ScanItem], stales: list[Stale], json_path: Path | None, now: datetime
+) -> Outcome:
     skipped = [Skipped.of(i, "dry run") for i in ranked(scanned, config.threshold)]
-    digest = Digest(scanned=scanned, skipped=skipped)
+    digest = Digest(scanned=scanned, skipped=skipped, stale=stales)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(digest.model_dump_json(indent=2))
@@ -180,6 +248,7 @@ def _dry_run(config: TriageConfig, scanned: list[ScanItem], json_path: Path | No
 def _run(
     config: TriageConfig,
     scanned: list[ScanItem],
+    sources: list[Source],
     settings: Settings,
     state: TriageState,
     urls: list[str],
@@ -191,77 +260,63 @@ def _run(
     backoff_s: float,
 ) -> Outcome:
     started = time.monotonic()
-    flagged = ranked(scanned, config.threshold)
-    jobs, skipped = plan_jobs(config, flagged, state)
+    alerts = group(scanned, config.threshold)
+    lengths = [(i.window_end - i.window_start).days + 1 for i in scanned if i.window_end and i.window_start]
+    days = max(lengths, default=1)
+    changes = follow(state.open_episodes(), scanned, config.threshold, days)
+    opened = {c.episode.series: c.episode.first_end for c in changes if c.item is not None}
+
+    def key(item: ScanItem) -> tuple[str, str, str]:
+        assert item.window_end is not None  # flagged items were scanned, so they have windows
+        first = opened.get(series_key(item.metric, item.segment), item.window_end)
+        return anomaly_key(item.metric, item.segment, first)
+
+    jobs, skipped = plan_jobs(config, alerts, state, key)
     investigated, over_budget = investigate_all(
         jobs, config, settings, investigate or _run_one, redact, started, log
     )
     skipped += over_budget
-    by_metric = {i.metric: i for i in investigated}
+    by_head = {(i.metric, json.dumps(i.segment, sort_keys=True)): i for i in investigated}
     for job in jobs:
-        done = by_metric.get(job.item.metric)
+        done = by_head.get((job.item.metric, json.dumps(job.item.segment, sort_keys=True)))
         if done is None:
             continue
         for item in [job.item, *job.covers]:
-            state.record(_key(item), done.run_id, done.status, _summary(done, config.report_url))
+            state.record(key(item), done.run_id, done.status, _summary(done, config.report_url))
         covered = f"covered by the run for {job.item.metric} {seg(job.item.segment)}"
         skipped += [Skipped.of(i, covered, done.run_id) for i in job.covers]
+    stales, loads = [], []
+    for source in sources:
+        previous = state.load(source.name)
+        found = stale(source.name, source.last, source.end, previous, now.date(), source.end_has_rows)
+        loads.append(seen(source.name, source.last, previous, now.date()))
+        if found is not None:
+            stales.append(found)
+            log("stale data", logging.WARNING, data=found.source, reason=found.reason)
     title = _title(config, scanned, now)
-    notifications = _notify(flagged, state, urls, title, investigated, skipped, notifier, redact, backoff_s)
-    digest = Digest(scanned=scanned, investigated=investigated, skipped=skipped, notifications=notifications)
+    told = Told(alerts, changes, stales, loads, investigated, skipped)
+    notifications, announced, notes = notify(
+        config, told, state, key, urls, title, notifier, redact, backoff_s
+    )
+    state.save_episodes([_announce(c.episode, announced) for c in changes])
+    for load in loads:
+        state.save_load(load)
+    digest = Digest(
+        scanned=scanned,
+        investigated=investigated,
+        skipped=skipped,
+        notifications=notifications,
+        stale=stales,
+        alerts=notes,
+    )
     folder = write_digest(digest, _folder(settings.runs_dir, now), title, json_path)
     log("digest written", folder=str(folder), exit_code=_exit_code(digest))
     return Outcome(digest, folder, _exit_code(digest), title)
 
 
-def _notify(
-    flagged: list[ScanItem],
-    state: TriageState,
-    urls: list[str],
-    title: str,
-    investigated: list[Investigated],
-    skipped: list[Skipped],
-    notifier: Notifier,
-    redact: Redactor,
-    backoff_s: float,
-) -> list[Notification]:
-    """One message about what nobody was told yet: each finding not sent before (this run's, or a
-    run's whose message failed), and each anomaly seen for the first time (a deferred one said as
-    not investigated). Only findings are marked notified: a deferred anomaly's finding is sent by
-    the run that investigates it. Nothing new, no message."""
-    seen = {_key(i): state.seen(_key(i)) for i in flagged}
-    found = [i for i in flagged if (s := seen[_key(i)]) and s.summary and not s.notified_at]
-    fresh = [i for i in flagged if seen[_key(i)] is None]
-    said = {_key(i) for i in [*found, *fresh]}
-    new = [i for i in flagged if _key(i) in said]
-    if not new or not urls:
-        return []
-    lines = []
-    for item in new:
-        told = seen[_key(item)]
-        why = (s.reason for s in skipped if (s.metric, s.segment) == (item.metric, item.segment))
-        reason = next(why, "")
-        finding = (told.summary if told else None) or f"not investigated ({reason or 'budget'})"
-        z = "n/a" if item.score is None else f"{item.score:+.1f}"
-        what = f"**{chat(item.metric)}** {chat(seg(item.segment))}"  # data is shown, never a mention or link
-        lines.append(f"- {what}: {pct(item.change_pct)} (z {z}) — {chat(finding)}")
-    failed = sum(1 for i in investigated if i.status == "failed")
-    body = "\n".join(
-        [
-            f"{len(new)} anomalies, {len(found)} with findings, {len(investigated)} investigated this run"
-            + (f", {failed} failed" if failed else ""),
-            "",
-            *lines,
-        ]
-    )
-    sent = deliver(urls, title, redact(body), notifier, redact, backoff_s=backoff_s)
-    for n in sent:
-        event = "notified" if n.ok else "notification failed"
-        log(event, target=n.target, error=n.error, attempts=n.attempts)
-    if any(n.ok for n in sent):
-        state.mark_notified([_key(i) for i in found])
-        state.note([_key(i) for i in fresh])  # a finding's row is there already
-    return sent
+def _announce(episode: Episode, announced: dict[tuple[str, str], float]) -> Episode:
+    told = announced.get(episode.series)
+    return episode if told is None else episode.model_copy(update={"announced": told})
 
 
 def _run_one(request: Request, settings: Settings) -> Report:
@@ -285,6 +340,7 @@ def _summary(done: Investigated, report_url: str | None = None) -> str:
 
 
 def _key(item: ScanItem) -> tuple[str, str, str]:
+    """An item's anomaly key without episodes (its own window end): for callers without state."""
     assert item.window_end is not None  # flagged items were scanned, so they have windows
     return anomaly_key(item.metric, item.segment, item.window_end)
 
@@ -293,7 +349,7 @@ def _exit_code(d: Digest) -> int:
     errors = [s for s in d.scanned if s.error]
     if d.scanned and len(errors) == len(d.scanned):
         return COULD_NOT_RUN
-    if errors or any(i.status == "failed" for i in d.investigated):
+    if errors or d.stale or any(i.status == "failed" for i in d.investigated):
         return SOME_FAILED
     return RAN
 

@@ -4,34 +4,32 @@ history.
 One engine query per source for all its metrics (by time, and by time and each scanned dimension on
 its own; every measure (sum, count, distinct count) aggregated in the engine; never one query per
 segment); the rest is pandas on that small result.
-The score is the one `analysis.movement` uses: the window's change against its baseline, as a
-robust z (median/MAD) among the same-length windows before it, aligned to the same weekday unless
-the window spans whole weeks, so a weekly pattern cancels out. Daily series are scored all at
-once (vectorised); coarser windows go through `analysis.movement` one by one.
+Daily series are scored all at once (`triage.score`: against the median of four earlier windows,
+in the units `analysis.movement` reads); coarser windows go through `analysis.movement` one by
+one.
 """
 
 from __future__ import annotations
 
-import warnings
-from datetime import date, timedelta
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
-from scipy import stats
 
-from investigator.analysis.movement import MIN_HISTORY, movement
-from investigator.analysis.spec import AnalysisSpec, Measure, Window
+from investigator.analysis.grain import detect_grain
+from investigator.analysis.movement import movement
+from investigator.analysis.spec import AnalysisSpec, Measure
 from investigator.errors import DataError
 from investigator.request import Span, metric_definition, parse_metric
-from investigator.sources.windows import Windows, distinct_dates, plan
+from investigator.sources.windows import Windows, default_end, distinct_dates, plan, plan_windows
 from investigator.triage.config import Direction, Target
+from investigator.triage.score import Scale, Scoring, calibrated, outage_days, score_daily
 
 if TYPE_CHECKING:
     from ibis.expr.types import Table
 
-MAD_EFFICIENCY = 0.37  # a MAD spread is worth this share of as many points' standard deviation
 FALLBACK_PCT = 0.25  # without enough history to know normal variation, only a move this big counts
 TOTAL = "__total__"
 
@@ -51,6 +49,9 @@ class ScanItem(BaseModel):
     window_start: date | None = None
     window_end: date | None = None
     error: str | None = Field(None, description="why this metric could not be scanned")
+    scale: Scale = Field("percent", description="what the score measures: percent, points (a ratio), count")
+    note: str | None = Field(None, description="why the score is missing or not to be trusted")
+    expected: str | None = Field(None, description="k/n: the same window moved alike in k of n earlier years")
 
 
 def plan_source(
@@ -59,7 +60,22 @@ def plan_source(
     """The data's grain, and the window (ending `end`, else the last period in the data) with its
     baseline, by the same planner and rules as `investigate` (config keys named as in the file)."""
     span = Span.of(window) if isinstance(window, str) else window
-    return plan(distinct_dates(table, time_column), span, baseline, end, flag="")
+    return plan_dates(distinct_dates(table, time_column), span, baseline, end)
+
+
+def plan_dates(dates: list[date], span: Span, baseline: str, end: date | None) -> Windows:
+    """`sources.windows.plan`, except that a baseline window without rows (an outage a week ago) is
+    no refusal: the scan compares with the median of several earlier windows, never that one alone."""
+    try:
+        return plan(dates, span, baseline, end, flag="")
+    except DataError as e:
+        if not str(e).startswith(f"no rows in the {baseline} baseline"):
+            raise
+    grain = detect_grain(dates)
+    current, base = plan_windows(
+        span, baseline, grain, span.end or end or default_end(span, grain, dates[-1]), ""
+    )
+    return Windows(current, base, grain, dates[0], dates[-1], tuple(dates))
 
 
 def measure_expr(table: Any, m: Measure) -> Any:
@@ -119,65 +135,6 @@ def wide(frame: pd.DataFrame, dims: list[str], top: int, windows: Windows) -> di
     return {m: pd.concat(parts, axis=1).sort_index() for m, parts in out.items()}
 
 
-def score_daily(
-    num: pd.DataFrame, den: pd.DataFrame | None, current: Window, offset: int, base_days: int | None = None
-) -> pd.DataFrame:
-    """Every series' window value, baseline, change and robust z at once (daily data, windows of
-    days); the same numbers `analysis.movement` gives one series at a time. `base_days` is the
-    baseline's length when it differs from the window's (`avg4`: four windows, their sum scaled
-    to one window: their mean), `offset` the days between the two windows' ends."""
-    days = pd.date_range(num.index.min(), max(num.index.max(), current.end), freq="D").date
-    length = current.days
-    num = num.reindex(days).fillna(0.0)
-    dens = den.reindex(days).fillna(0.0) if den is not None else None
-
-    def rolled(periods: int) -> pd.DataFrame:
-        out = num.rolling(periods).sum()
-        if dens is None:
-            return out if periods == length else out * (length / periods)
-        den_w = dens.rolling(periods).sum()
-        return out / den_w.where(den_w != 0)
-
-    value = rolled(length)
-    base = (value if base_days in (None, length) else rolled(base_days or length)).shift(offset)
-    change = ((value - base) / base.abs()).replace([np.inf, -np.inf], np.nan)
-    ends = pd.DatetimeIndex(pd.to_datetime(list(days)))
-    keep = np.asarray(ends.date <= current.start - timedelta(days=1))
-    if length % 7:
-        keep &= np.asarray(ends.day_of_week == pd.Timestamp(current.end).day_of_week)
-    hist = change.to_numpy(dtype=float)[keep]
-    count = np.sum(~np.isnan(hist), axis=0)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
-        med = np.nanmedian(hist, axis=0)
-        spread = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
-        spread = np.where(spread > 0, spread, np.nanstd(hist, axis=0))
-    row = days.tolist().index(current.end)
-    pct = change.to_numpy(dtype=float)[row]
-    with np.errstate(all="ignore"):
-        z = np.where((count >= MIN_HISTORY) & (spread > 0), (pct - med) / spread, np.nan)
-    step = 1 if length % 7 == 0 else 7  # days between the history windows' ends
-    z = calibrated(z, count * min(1.0, np.sqrt(step / length)))  # overlapping windows share days
-    cur, prev = value.to_numpy(dtype=float)[row], base.to_numpy(dtype=float)[row]
-    return pd.DataFrame(
-        {"current": cur, "baseline": prev, "change": cur - prev, "change_pct": pct, "z": z},
-        index=num.columns,
-    )
-
-
-def calibrated(z: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """A z from `n` history points as the normal score with the same tail probability: the median
-    and MAD of a short history are themselves uncertain (a t tail, and the new point's own
-    prediction error), so 16 points need a bigger move than 80 for the same score. Without this a
-    3-day window with four months of history is flagged in one series out of twenty by chance."""
-    n = np.maximum(np.asarray(n, dtype=float), 2.0)
-    t = np.abs(z) / np.sqrt(1 + np.pi / 2 / n)
-    with np.errstate(all="ignore"):
-        tail = stats.t.sf(t, df=np.maximum(MAD_EFFICIENCY * (n - 1), 1.0))
-        out = np.sign(z) * np.minimum(stats.norm.isf(tail), 50.0)
-    return np.where(np.isnan(z), np.nan, out)
-
-
 def score_each(wide_frames: dict[str, pd.DataFrame], spec: AnalysisSpec) -> pd.DataFrame:
     """`analysis.movement` series by series: for windows of weeks, months, quarters or years."""
     rows = {}
@@ -198,22 +155,29 @@ def score_each(wide_frames: dict[str, pd.DataFrame], spec: AnalysisSpec) -> pd.D
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def flagged(pct: float | None, z: float | None, direction: Direction, threshold: float) -> bool:
+def flagged(
+    pct: float | None, z: float | None, direction: Direction, threshold: float, note: str | None = None
+) -> bool:
     """Anomalous, and in the direction that counts (the sign of the score, or of the change when
-    there is too little history to score it)."""
-    if pct is None:
+    there is too little history to score it); never a count under the minimum volume, nor a window
+    that ends on an outage."""
+    if note is not None and ("min_volume" in note or "outage" in note):
+        return False
+    if z is None and pct is None:
         return False
     sign = pct if z is None else z
+    assert sign is not None
     if abs(sign) < (FALLBACK_PCT if z is None else threshold):
         return False
     return direction == "both" or (direction == "up") == (sign > 0)
 
 
-def scan_targets(
-    table: Any, targets: list[Target], windows: Windows, threshold: float, top: int
-) -> list[ScanItem]:
-    """Every series of every metric on one table and set of scanned dimensions, from one engine
-    query; a metric that does not parse or whose columns are missing is an item with its `error`."""
+Parsed = dict[int, tuple[Measure, Measure | None]]
+
+
+def parse_targets(table: Any, targets: list[Target]) -> tuple[Parsed, list[ScanItem]]:
+    """Each target's measures (by its index), and an item with its `error` for each that does not
+    parse or whose columns are missing."""
     names = list(table.schema().names)
     parsed: dict[int, tuple[Measure, Measure | None]] = {}
     items: list[ScanItem] = []
@@ -227,15 +191,55 @@ def scan_targets(
             parsed[i] = (num, den)
         except Exception as e:
             items.append(ScanItem(metric=t.metric, error=str(e).splitlines()[0]))
+    return parsed, items
+
+
+def measures_of(parsed: dict[int, tuple[Measure, Measure | None]]) -> list[Measure]:
+    """The distinct measures the parsed targets read, in the order `query_group` names them m0, m1..."""
+    return list({m.name: m for pair in parsed.values() for m in pair if m is not None}.values())
+
+
+def scan_targets(
+    table: Any,
+    targets: list[Target],
+    windows: Windows,
+    threshold: float,
+    top: int,
+    scoring: Scoring | None = None,
+) -> list[ScanItem]:
+    """Every series of every metric on one table and set of scanned dimensions, from one engine
+    query; a metric that does not parse or whose columns are missing is an item with its `error`."""
+    parsed, items = parse_targets(table, targets)
     if not parsed:
         return items
-    measures = list({m.name: m for pair in parsed.values() for m in pair if m is not None}.values())
+    measures = measures_of(parsed)
+    frame = query_group(table, targets[0].time_column, targets[0].scan_segments, measures)
+    return items + score_frame(frame, targets, parsed, windows, threshold, top, scoring)
+
+
+def score_frame(
+    frame: pd.DataFrame,
+    targets: list[Target],
+    parsed: dict[int, tuple[Measure, Measure | None]],
+    windows: Windows,
+    threshold: float,
+    top: int,
+    scoring: Scoring | None = None,
+) -> list[ScanItem]:
+    """The items of `scan_targets` from `query_group`'s result (a replay scores many mornings from
+    one query, each on the rows dated up to its morning)."""
+    scoring = (scoring or Scoring()).model_copy(update={"threshold": threshold})
+    measures = measures_of(parsed)
     alias = {m.name: f"m{i}" for i, m in enumerate(measures)}
     dims = targets[0].scan_segments
-    frames = wide(query_group(table, targets[0].time_column, dims, measures), dims, top, windows)
+    frames = wide(frame, dims, top, windows)
+    dated = sorted(set(frame.loc[frame["_dim"] == "", "date"]))
+    outages = outage_days(dated, windows.first, max(windows.current.end, windows.last)) if dated else set()
+    items: list[ScanItem] = []
     for i, (num, den) in parsed.items():
         metric = {"num": frames[alias[num.name]], **({"den": frames[alias[den.name]]} if den else {})}
-        items += _score(targets[i], metric, windows, threshold)
+        counts = den is None and num.kind in ("count", "count_distinct")
+        items += _score(targets[i], metric, windows, scoring, outages, counts)
     return items
 
 
@@ -248,7 +252,12 @@ def scan_target(table: Any, target: Target, windows: Windows, threshold: float, 
 
 
 def _score(
-    target: Target, frames: dict[str, pd.DataFrame], windows: Windows, threshold: float
+    target: Target,
+    frames: dict[str, pd.DataFrame],
+    windows: Windows,
+    scoring: Scoring,
+    outages: set[date],
+    counts: bool,
 ) -> list[ScanItem]:
     spec = AnalysisSpec(
         metric=target.metric,
@@ -261,7 +270,14 @@ def _score(
     )
     if spec.window_grain.unit == "day":
         scores = score_daily(
-            frames["num"], frames.get("den"), spec.current, spec.baseline_offset, spec.baseline.days
+            frames["num"],
+            frames.get("den"),
+            spec.current,
+            spec.baseline_offset,
+            spec.baseline.days,
+            scoring=scoring,
+            outages=outages,
+            counts=counts,
         )
     else:
         scores = score_each(frames, spec)
@@ -269,18 +285,22 @@ def _score(
     for name, row in scores.iterrows():
         segment = {} if name == TOTAL else dict([str(name).split("\x1f", 1)])
         pct, z = _number(row["change_pct"]), _number(row["z"])
+        note = _text(row.get("note"))
         items.append(
             ScanItem(
                 metric=target.metric,
                 segment=segment,
                 change_pct=pct,
                 score=z,
-                flagged=flagged(pct, z, target.direction, threshold),
+                flagged=flagged(pct, z, target.direction, scoring.threshold, note),
                 current=_number(row["current"]),
                 baseline=_number(row["baseline"]),
                 change=_number(row["change"]),
                 window_start=windows.current.start,
                 window_end=windows.current.end,
+                scale=_text(row.get("scale")) or ("points" if spec.is_ratio else "percent"),
+                note=note,
+                expected=_text(row.get("expected")),
             )
         )
     return items
@@ -297,10 +317,16 @@ def severity(item: ScanItem, threshold: float = 3.0) -> float:
 
 
 def ranked(items: list[ScanItem], threshold: float = 3.0) -> list[ScanItem]:
-    """Flagged items, most severe first (one budget serves every metric), then largest relative change."""
+    """Flagged items, scored ones first, most severe first (one budget serves every metric), then
+    largest relative change; a flag without a score (too little history) ranks below every scored
+    one, whatever its size: its `note` says why."""
     hits = [i for i in items if i.flagged]
-    return sorted(hits, key=lambda i: (-severity(i, threshold), -abs(i.change_pct or 0.0)))
+    return sorted(hits, key=lambda i: (i.score is None, -severity(i, threshold), -abs(i.change_pct or 0.0)))
 
 
 def _number(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else round(float(x), 6)
+
+
+def _text(x: Any) -> Any:
+    return x if isinstance(x, str) and x else None

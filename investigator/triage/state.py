@@ -1,8 +1,9 @@
 """What earlier triage runs did, in SQLite, so an anomaly is investigated and notified once; and the
 lock that keeps two runs off the same state.
 
-An anomaly is (metric, segment, window end): the same move seen again the next morning, or by a
-re-run of the same morning's job, is the same anomaly.
+An anomaly is (metric, segment, the window end its episode opened on): the same move seen again
+the next mornings (`triage.episodes`), or by a re-run of the same morning's job, is the same
+anomaly. Each source's last day is kept too (`triage.freshness`): a load that did not arrive.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from investigator.errors import InvestigatorError
+from investigator.triage.episodes import Episode
+from investigator.triage.freshness import Load
 
 _SCHEMA = """
 create table if not exists anomalies (
@@ -30,6 +33,18 @@ create table if not exists anomalies (
     summary text,
     notified_at text,
     primary key (metric, segment, window_end)
+);
+create table if not exists episodes (
+    metric text not null,
+    segment text not null,
+    first_end text not null,
+    body text not null,
+    open integer not null,
+    primary key (metric, segment, first_end)
+);
+create table if not exists loads (
+    source text primary key,
+    body text not null
 )
 """
 
@@ -57,7 +72,7 @@ class TriageState:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
-        self.db.execute(_SCHEMA)
+        self.db.executescript(_SCHEMA)
         self.db.commit()
 
     def close(self) -> None:
@@ -101,6 +116,31 @@ class TriageState:
             "values (?, ?, ?, ?, ?) on conflict (metric, segment, window_end) do update set "
             "notified_at = excluded.notified_at",
             [(*k, now, now) for k in keys],
+        )
+        self.db.commit()
+
+    def open_episodes(self) -> list[Episode]:
+        rows = self.db.execute("select body from episodes where open = 1").fetchall()
+        return [Episode.model_validate_json(r[0]) for r in rows]
+
+    def save_episodes(self, episodes: list[Episode]) -> None:
+        self.db.executemany(
+            "insert into episodes (metric, segment, first_end, body, open) values (?, ?, ?, ?, ?) "
+            "on conflict (metric, segment, first_end) do update set "
+            "body = excluded.body, open = excluded.open",
+            [(*e.series, e.first_end.isoformat(), e.model_dump_json(), int(e.open)) for e in episodes],
+        )
+        self.db.commit()
+
+    def load(self, source: str) -> Load | None:
+        row = self.db.execute("select body from loads where source = ?", (source,)).fetchone()
+        return None if row is None else Load.model_validate_json(row[0])
+
+    def save_load(self, load: Load) -> None:
+        self.db.execute(
+            "insert into loads (source, body) values (?, ?) "
+            "on conflict (source) do update set body = excluded.body",
+            (load.source, load.model_dump_json()),
         )
         self.db.commit()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from investigator.config import load_settings
 from investigator.report.model import BaselinePeriod, MovementSummary, Period, Report, Stats
 from investigator.request import Request
+from investigator.triage.alerts import group
 from investigator.triage.config import TriageConfig
 from investigator.triage.job import plan_jobs
 from investigator.triage.runs import investigate_all
@@ -58,7 +59,7 @@ def report(request: Request) -> Report:
 
 def test_one_run_per_metric_best_first_up_to_max_investigations() -> None:
     flagged = [item("a", -900), item("a", -500, {"region": "EU"}), item("b", -300), item("c", -100)]
-    jobs, skipped = plan_jobs(cfg(budget={"max_investigations": 2}), flagged, None)
+    jobs, skipped = plan_jobs(cfg(budget={"max_investigations": 2}), group(flagged), None)
     assert [(j.item.metric, j.item.segment) for j in jobs] == [("a", {}), ("b", {})]
     assert [c.segment for c in jobs[0].covers] == [{"region": "EU"}]
     assert [(s.metric, s.reason) for s in skipped] == [("c", "budget: max_investigations")]
@@ -66,14 +67,16 @@ def test_one_run_per_metric_best_first_up_to_max_investigations() -> None:
 
 def test_one_budget_serves_every_metric_the_most_unusual_move_first() -> None:
     """A conversion rate's move (0.002 in its units) far outside its history goes before a revenue
-    move of thousands that is barely anomalous; a move without history ranks by its change."""
+    move of thousands that is barely anomalous; a move without history ranks below every scored
+    one, however large (60% here), its note saying why."""
     conversion = item("conversion", -0.002, score=-9.0)
     revenue = item("revenue", -50_000.0, score=-3.2)
-    fresh = ScanItem(metric="new", change=-5.0, change_pct=-0.6, flagged=True, window_end=END)
+    fresh = ScanItem(metric="new", change=-5.0, change_pct=-0.6, flagged=True, window_end=END,
+                     note="not scored: 3 earlier windows (8 needed)")  # fmt: skip
     order = ranked([revenue, fresh, conversion])
-    assert [i.metric for i in order] == ["conversion", "new", "revenue"]  # 0.6 / 0.25 * 3 = 7.2
+    assert [i.metric for i in order] == ["conversion", "revenue", "new"]
     jobs, skipped = plan_jobs(cfg(metrics=["conversion", "revenue", "new"], budget={"max_investigations": 1}),
-                              order, None)  # fmt: skip
+                              group(order), None)  # fmt: skip
     assert [j.item.metric for j in jobs] == ["conversion"]
     assert {s.metric for s in skipped} == {"new", "revenue"}
 
@@ -82,7 +85,7 @@ def test_what_an_earlier_run_investigated_is_skipped_but_a_failed_one_is_retried
     state = TriageState(tmp_path / "s.sqlite")
     state.record(anomaly_key("a", {}, END), "run-1", "concluded", "found it")
     state.record(anomaly_key("b", {}, END), None, "failed", "broke")
-    jobs, skipped = plan_jobs(cfg(), [item("a", -900), item("b", -300)], state)
+    jobs, skipped = plan_jobs(cfg(), group([item("a", -900), item("b", -300)]), state)
     state.close()
     assert [j.item.metric for j in jobs] == ["b"]
     assert [(s.metric, s.reason, s.run_id) for s in skipped] == [("a", "already investigated", "run-1")]
@@ -96,7 +99,7 @@ def test_a_raising_investigation_is_recorded_and_the_time_budget_stops_new_ones(
 
     config = cfg(workers=2)
     settings = load_settings(runs_dir=tmp_path / "runs", sandbox="local")
-    jobs, _ = plan_jobs(config, [item("a", -900), item("b", -300), item("c", -100)], None)
+    jobs, _ = plan_jobs(config, group([item("a", -900), item("b", -300), item("c", -100)]), None)
     done, skipped = investigate_all(
         jobs, config, settings, investigate, Redactor(), time.monotonic(), lambda *a, **k: None
     )
@@ -107,3 +110,15 @@ def test_a_raising_investigation_is_recorded_and_the_time_budget_stops_new_ones(
         jobs, config, settings, investigate, Redactor(), past, lambda *a, **k: None
     )
     assert done == [] and {s.reason for s in skipped} == {"budget: max_minutes spent"}
+
+
+def test_a_segment_with_no_rows_in_the_window_is_said_not_run() -> None:
+    """A station that fell to zero: a run on its own rows would have none to explain (it ended in
+    exit 3); the digest says why it was not investigated."""
+    gone = ScanItem(metric="a", segment={"station": "x"}, change=-40.0, change_pct=-1.0, score=-6.0,
+                    flagged=True, current=0.0, baseline=40.0, window_end=END)  # fmt: skip
+    jobs, skipped = plan_jobs(cfg(), group([gone]), None)
+    assert jobs == []
+    assert [s.reason for s in skipped] == [
+        "station=x has no rows in the window: it fell to zero, nothing within it to explain"
+    ]

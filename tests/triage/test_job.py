@@ -107,7 +107,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
 
 def test_the_digest_names_the_planted_causes(two_runs: dict[str, Any]) -> None:
     d = two_runs["first_digest"]
-    assert set(d) == {"scanned", "investigated", "skipped", "notifications"}
+    assert set(d) == {"scanned", "investigated", "skipped", "notifications", "alerts", "stale"}
     flagged = {(s["metric"], json.dumps(s["segment"])) for s in d["scanned"] if s["flagged"]}
     assert ("revenue", json.dumps({"channel": "social"})) in flagged
     assert not any(m == "orders/sessions" for m, _ in flagged)  # the flat metric is not flagged

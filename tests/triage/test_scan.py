@@ -72,7 +72,9 @@ def test_a_weekly_pattern_is_not_an_anomaly(tmp_path: Path) -> None:
     path = tmp_path / "weekly.parquet"
     pd.DataFrame(rows).to_parquet(path, index=False)
     items = by_segment(scan(path, "sessions", window="3d"))
-    assert items["total"].change_pct is not None and items["total"].change_pct > 0.25  # it did move
+    # against Wed..Fri it moved +100%; the scan compares with the median of the same three weekdays
+    # in the four weeks before, so the weekly pattern is not even a change
+    assert items["total"].change_pct is not None and abs(items["total"].change_pct) < 0.05
     assert not any(i.flagged for i in items.values())
 
 

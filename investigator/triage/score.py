@@ -1,0 +1,249 @@
+"""Scoring daily series for the morning scan, all series at once (vectorised).
+
+What a day (or a window of days) is compared with: the median of the same window at the
+`baseline_windows` (4) earlier positions the baseline names (for a window shorter than a week and
+`previous`, the same weekdays 1-4 weeks back), so one odd day in the baseline (a holiday, a storm,
+an outage) cannot move it and the week after an event is no "echo". The history the move is judged
+against is scored the same way, in the units `analysis.movement` reads: a ratio's change in points,
+a sum's in percent; a small count's on the square-root scale, where counting noise is the same at
+every level (0 -> 2 is noise, 0 -> 159 is not). All earlier windows are read (the investigation
+reads its last 20): twenty same weekdays cannot tell a one-day 40% drop of one station at the
+threshold, the whole history can (benchmarks/triage_replay.py: 22/30 planted drops with 20, 30/30).
+A day the whole table has no rows on, on a weekday that usually has rows, is an outage: a window
+that holds it is no value (never zeros), neither a baseline nor history.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from datetime import date, timedelta
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+from scipy import stats
+
+from investigator.analysis.movement import MIN_HISTORY
+from investigator.analysis.spec import Window
+
+Scale = Literal["percent", "points", "count"]
+MAD_EFFICIENCY = 0.37  # a MAD spread is worth this share of as many points' standard deviation
+COUNT_LEVEL = 100.0  # an integer series whose typical window is below this is scored as a count
+COUNT_NOISE = 0.6  # sd of sqrt(count) - sqrt(median of 4 counts) for Poisson counts: sqrt(1/4 + 0.1)
+YEAR_DAYS = 364  # a year back on the same weekday
+
+
+class Scoring(BaseModel):
+    """How the morning's scores are made (the config's keys)."""
+
+    baseline_windows: int = 4
+    min_volume: float = 10.0
+    threshold: float = 3.0
+    expected_years: int = 2
+
+
+def outage_days(dates: list[date], first: date, last: date) -> set[date]:
+    """Days between `first` and `last` with no row at all, on a weekday that has rows in most
+    weeks: a load that did not arrive, not a quiet day (a table of weekdays only keeps its
+    weekends as zeros)."""
+    have = set(dates)
+    weeks = max(1, ((last - first).days + 1) // 7)
+    per_weekday = np.bincount([d.weekday() for d in have], minlength=7)
+    regular = {w for w in range(7) if per_weekday[w] >= 0.5 * weeks}
+    out = set()
+    d = first
+    while d <= last:
+        if d not in have and d.weekday() in regular:
+            out.add(d)
+        d += timedelta(days=1)
+    return out
+
+
+def spacing(length: int, offset: int) -> int:
+    """Days between the earlier windows the baseline's median reads: the baseline's own distance,
+    a week when that is under a week for a window under a week (weekdays stay aligned)."""
+    return 7 if length < 7 and offset < 7 else offset
+
+
+def score_daily(
+    num: pd.DataFrame,
+    den: pd.DataFrame | None,
+    current: Window,
+    offset: int,
+    base_days: int | None = None,
+    *,
+    scoring: Scoring | None = None,
+    outages: set[date] | None = None,
+    counts: bool = False,
+) -> pd.DataFrame:
+    """Every series' window value, baseline, change and robust z at once (daily data, windows of
+    days). `base_days` is the baseline's length when it differs from the window's (`avg4`: four
+    windows together, their mean: kept as configured, not a median), `offset` the days between the
+    two windows' ends, `counts` whether the measure counts things (integers). Columns: current,
+    baseline, change, change_pct, z, scale, history (points scored against), expected (earlier
+    years that moved alike, as "k/n"), note."""
+    s = scoring or Scoring()
+    days = pd.date_range(num.index.min(), max(num.index.max(), current.end), freq="D").date
+    length = current.days
+    gone = np.array([d in (outages or set()) for d in days])
+    num = num.reindex(days).fillna(0.0)
+    num[gone] = np.nan
+    dens = None
+    if den is not None:
+        dens = den.reindex(days).fillna(0.0)
+        dens[gone] = np.nan
+
+    def rolled(periods: int) -> pd.DataFrame:
+        out = num.rolling(periods).sum()
+        if dens is None:
+            return out if periods == length else out * (length / periods)
+        den_w = dens.rolling(periods).sum()
+        return out / den_w.where(den_w != 0)
+
+    value = rolled(length)
+    if base_days not in (None, length):  # avgN: the mean of the N windows, as configured
+        base = rolled(base_days or length).shift(offset)
+    else:
+        step = spacing(length, offset)
+        first = offset if s.baseline_windows == 1 else step
+        shifted = [value.shift(first + step * k).to_numpy(dtype=float) for k in range(s.baseline_windows)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: no baseline there
+            median = np.nanmedian(np.stack(shifted), axis=0)
+        base = pd.DataFrame(median, index=value.index, columns=value.columns)
+    v, b = value.to_numpy(dtype=float), base.to_numpy(dtype=float)
+    with np.errstate(all="ignore"):
+        pct = np.where((b != 0) & np.isfinite(b), (v - b) / np.abs(b), np.nan)
+        roots = np.sqrt(np.clip(v, 0, None)) - np.sqrt(np.clip(b, 0, None))
+    row = days.tolist().index(current.end)
+    ends = pd.DatetimeIndex(pd.to_datetime(list(days)))
+    keep = np.asarray(ends.date <= current.start - timedelta(days=1))
+    if length % 7:
+        keep &= np.asarray(ends.day_of_week == pd.Timestamp(current.end).day_of_week)
+    hist_rows = np.flatnonzero(keep)  # every earlier window: 20 same weekdays cannot tell a 40% day
+    scale = _scales(v[hist_rows], num, den is not None, counts)
+    change = np.where(scale == "points", v - b, np.where(scale == "count", roots, pct))
+    hist = change[hist_rows]
+    n = np.sum(~np.isnan(hist), axis=0)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
+        med = np.nanmedian(hist, axis=0)
+        spread = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
+        spread = np.where(spread > 0, spread, np.nanstd(hist, axis=0))
+        spread = np.where(scale == "count", np.fmax(spread, COUNT_NOISE), spread)
+        z = np.where((n >= MIN_HISTORY) & (spread > 0), (change[row] - med) / spread, np.nan)
+        z = calibrated(z, n * min(1.0, math.sqrt((1 if length % 7 == 0 else 7) / length)))
+        # a short count series is still a count: its counting noise alone scores it
+        short = (scale == "count") & np.isnan(z)
+        z = np.where(short, change[row] / COUNT_NOISE, z)
+    cur, prev = v[row], b[row]
+    notes = _notes(scale, cur, prev, n, z, short, s.min_volume, gone[row])
+    expected = _expected(change, days, row, z, med, spread, s)
+    return pd.DataFrame(
+        {
+            "current": cur,
+            "baseline": prev,
+            "change": cur - prev,
+            "change_pct": pct[row],
+            "z": z,
+            "scale": scale,
+            "history": n,
+            "expected": expected,
+            "note": notes,
+        },
+        index=num.columns,
+    )
+
+
+def _scales(hist_values: np.ndarray, num: pd.DataFrame, ratio: bool, counts: bool) -> np.ndarray:
+    """Each series' scale: a ratio in points; a count whose typical window is small on the square
+    root scale; anything else in percent."""
+    if ratio:
+        return np.full(num.shape[1], "points", dtype=object)
+    whole = counts or bool(np.all(np.mod(num.fillna(0.0).to_numpy(), 1) == 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        level = np.nanmedian(hist_values, axis=0) if len(hist_values) else np.full(num.shape[1], np.nan)
+    small = whole & ~(level >= COUNT_LEVEL)
+    return np.where(small, "count", "percent").astype(object)
+
+
+def _notes(
+    scale: np.ndarray,
+    cur: np.ndarray,
+    base: np.ndarray,
+    n: np.ndarray,
+    z: np.ndarray,
+    short: np.ndarray,
+    min_volume: float,
+    outage: bool,
+) -> list[str | None]:
+    """Why a series' score is missing or not to be trusted, in words a reader acts on."""
+    out: list[str | None] = []
+    for i in range(len(scale)):
+        if outage:
+            out.append("no rows on the window's last day (an outage?)")
+        elif scale[i] == "count" and not (max(np.nan_to_num(cur[i]), np.nan_to_num(base[i])) >= min_volume):
+            out.append(f"a count under min_volume {min_volume:g}: not scored")
+        elif short[i]:
+            out.append(f"{int(n[i])} earlier windows: scored against counting noise alone")
+        elif np.isnan(z[i]):
+            out.append(f"not scored: {int(n[i])} earlier windows ({MIN_HISTORY} needed)")
+        else:
+            out.append(None)
+    return out
+
+
+def _expected(
+    change: np.ndarray,
+    days: np.ndarray,
+    row: int,
+    z: np.ndarray,
+    med: np.ndarray,
+    spread: np.ndarray,
+    s: Scoring,
+) -> list[str | None]:
+    """For each series, "k/n" when the same window moved alike (same sign, at least half the
+    threshold) in k of the n earlier years the data holds, read a year back both on the same weekday
+    (364 days: Thanksgiving) and on the same date (Christmas); None with fewer than
+    `expected_years` years."""
+    end: date = days[row]
+    index = {d: i for i, d in enumerate(days)}
+    years: list[np.ndarray] = []
+    k = 1
+    while True:
+        found = [index.get(end - timedelta(days=YEAR_DAYS * k)), index.get(_years_back(end, k))]
+        rows = [r for r in found if r is not None]
+        if not rows:
+            break
+        with np.errstate(all="ignore"):
+            zs = (change[rows] - med) / spread
+            alike = np.any((np.sign(zs) == np.sign(z)) & (np.abs(zs) >= s.threshold / 2), axis=0)
+        years.append(alike)
+        k += 1
+    if len(years) < s.expected_years:
+        return [None] * len(z)
+    hits = np.sum(np.stack(years), axis=0)
+    return [f"{int(h)}/{len(years)}" if h * 2 > len(years) else None for h in hits]
+
+
+def _years_back(d: date, k: int) -> date:
+    try:
+        return d.replace(year=d.year - k)
+    except ValueError:  # 29 February
+        return d.replace(year=d.year - k, day=28)
+
+
+def calibrated(z: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """A z from `n` history points as the normal score with the same tail probability: the median
+    and MAD of a short history are themselves uncertain (a t tail, and the new point's own
+    prediction error), so 16 points need a bigger move than 80 for the same score. Without this a
+    3-day window with four months of history is flagged in one series out of twenty by chance."""
+    n = np.maximum(np.asarray(n, dtype=float), 2.0)
+    t = np.abs(z) / np.sqrt(1 + np.pi / 2 / n)
+    with np.errstate(all="ignore"):
+        tail = stats.t.sf(t, df=np.maximum(MAD_EFFICIENCY * (n - 1), 1.0))
+        out = np.sign(z) * np.minimum(stats.norm.isf(tail), 50.0)
+    return np.where(np.isnan(z), np.nan, out)
