@@ -117,7 +117,7 @@ def library_reference() -> str:
     return "\n".join(lines)
 
 
-def _template(phase: Phase) -> str:
+def template(phase: Phase) -> str:
     """A phase's instructions, with the kinds of cause filled in from `investigator.kinds`."""
     return TEMPLATES[phase].replace("{cause_kinds}", ", ".join(kinds.cause_kinds()))
 
@@ -128,7 +128,7 @@ def system_prompt() -> str:
 
 def fixed_tokens(phase: Phase) -> int:
     """The size of a phase's prompt with its variable slot empty."""
-    return estimate_tokens(system_prompt()) + estimate_tokens(_template(phase).replace(SLOTS[phase], ""))
+    return estimate_tokens(system_prompt()) + estimate_tokens(template(phase).replace(SLOTS[phase], ""))
 
 
 def build(phase: Phase, variable: str, budget: int) -> Prompt:
@@ -139,7 +139,7 @@ def build(phase: Phase, variable: str, budget: int) -> Prompt:
             f"the {phase} prompt would carry ~{used} tokens of context, over context_budget_tokens "
             f"({budget}); nothing was sent. Raise context_budget_tokens or lower last_result_max_chars."
         )
-    user = _template(phase).replace(SLOTS[phase], variable)
+    user = template(phase).replace(SLOTS[phase], variable)
     messages = [{"role": "system", "content": system_prompt()}, {"role": "user", "content": user}]
     return Prompt(phase=phase, messages=messages, variable_tokens=used, fixed_tokens=fixed_tokens(phase))
 

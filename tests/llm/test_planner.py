@@ -12,7 +12,7 @@ from investigator.analysis.quality import QualityReport
 from investigator.analysis.seasonality import Seasonality
 from investigator.config import Settings
 from investigator.llm import LLMSettings
-from investigator.llm.prompts import DECIDE, system_prompt
+from investigator.llm.prompts import system_prompt, template
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
 from investigator.request import Request
@@ -73,7 +73,7 @@ def test_each_call_sends_only_the_templates_and_the_bounded_context(
     first, second = server.requests
     assert first.body["messages"] == [
         {"role": "system", "content": system_prompt()},
-        {"role": "user", "content": DECIDE.replace("{context}", ctx.render())},
+        {"role": "user", "content": template("decide").replace("{context}", ctx.render())},
     ]
     assert len(second.body["messages"]) == 2  # no history carried over
     used = planner.take_usage()
