@@ -51,20 +51,12 @@ def find_relabelled(
             names = ", ".join(f"{dim}={o}" for o in group)
             stop = spec.periods.label(present[int(news.loc[new, "min"]) - 1])
             combined = f"{sum(size[o] for o in group):,.0f} vs {size[new]:,.0f} {spec.numerator}"
-            for old in group:
-                issues.append(
-                    QualityIssue(
-                        detail="relabelled",
-                        segment={dim: str(old)},
-                        renamed_to={dim: str(new)},
-                        days=[d for d in present if d >= switch],
-                        evidence=(
-                            f"{names} stop after {stop} and {dim}={new} starts in "
-                            f"{spec.periods.label(switch)} at about their combined size ({combined} per "
-                            f"{spec.periods.name}): merged into {new!r} upstream; compare them as one segment"
-                        ),
-                    )
-                )
+            said = (
+                f"{names} stop after {stop} and {dim}={new} starts in {spec.periods.label(switch)} at about "
+                f"their combined size ({combined} per {spec.periods.name}): merged into {new!r} upstream; "
+                "compare them as one segment"
+            )
+            issues += [_renamed(dim, old, new, present, switch, said) for old in group]
         olds = olds.drop(index=[o for group in merged.values() for o in group])
         for old, row in olds.iterrows():
             fits = [
@@ -77,21 +69,25 @@ def find_relabelled(
             new = min(fits, key=lambda v: abs(np.log(abs(size[v]) + 1e-9) - np.log(abs(size[old]) + 1e-9)))
             used.add(str(new))
             switch = present[int(row["max"]) + 1]
-            issues.append(
-                QualityIssue(
-                    detail="relabelled",
-                    segment={dim: str(old)},
-                    renamed_to={dim: str(new)},
-                    days=[d for d in present if d >= switch],
-                    evidence=(
-                        f"{dim}={old} stops after {spec.periods.label(present[int(row['max'])])} and "
-                        f"{dim}={new} starts in {spec.periods.label(switch)} at a similar size "
-                        f"({size[old]:,.0f} vs {size[new]:,.0f} {spec.numerator} per {spec.periods.name}): "
-                        f"{old!r} looks relabelled {new!r} upstream; compare the two as one segment"
-                    ),
-                )
+            said = (
+                f"{dim}={old} stops after {spec.periods.label(present[int(row['max'])])} and "
+                f"{dim}={new} starts in {spec.periods.label(switch)} at a similar size "
+                f"({size[old]:,.0f} vs {size[new]:,.0f} {spec.numerator} per {spec.periods.name}): "
+                f"{old!r} looks relabelled {new!r} upstream; compare the two as one segment"
             )
+            issues.append(_renamed(dim, old, new, present, switch, said))
     return issues
+
+
+def _renamed(dim: str, old: object, new: object, present: list[date], at: date, said: str) -> QualityIssue:
+    """`old` became `new` from `at` on: no effect on the total, both labels read as one."""
+    return QualityIssue(
+        detail="relabelled",
+        segment={dim: str(old)},
+        renamed_to={dim: str(new)},
+        days=[d for d in present if d >= at],
+        evidence=said,
+    )
 
 
 MERGED = 0.2  # several values that stopped together are one merged value: their sum within 20% of it
