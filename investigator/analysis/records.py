@@ -37,9 +37,14 @@ def level_record(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -
     return len(earlier) if records <= 1 else 0
 
 
+STEADY_SHARE = 0.8  # a run is steady when it covers most of the history (years of rises, then a fall)
+
+
 def steady_run(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> int:
     """How many windows in a row moved the other way before this one (a fall after seven rises in
-    a row: 7), stepping back as `level_record` does; 0 when the move continues the run."""
+    a row: 7), stepping back as `level_record` does; 0 when the move continues the run, or when the
+    run is a streak inside a longer history rather than the history itself (a trending monthly
+    series rises five months running every year or so)."""
     earlier = _earlier_values(daily, spec, window_value)
     now = window_value(daily, spec, spec.current)
     if len(earlier) < 2 or not math.isfinite(now) or now == earlier[-1]:
@@ -51,7 +56,7 @@ def steady_run(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> 
             run += 1
         else:
             break
-    return run
+    return run if run >= STEADY_SHARE * (len(earlier) - 1) else 0  # a steady history, not a streak in it
 
 
 def _earlier_values(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> list[float]:

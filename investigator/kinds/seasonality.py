@@ -9,6 +9,8 @@ business kind: a season that moved everything alike leaves nothing to a segment 
 
 from __future__ import annotations
 
+import statistics
+
 from investigator.analysis.causes import RootCause
 from investigator.analysis.movement import Movement
 from investigator.analysis.seasonality import Seasonality, seasonality
@@ -28,9 +30,10 @@ STAND_OUT = 2.5  # with fewer years: the earlier move itself far outside how ord
 
 def evidenced(season: Seasonality, move: Movement | None) -> bool:
     """A season is an answer only with evidence that the calendar, not chance, made the move: at
-    least `MIN_YEARS` earlier years moved alike in the same window, and so closely that they stand
-    out from how ordinary windows move (their spread within `TIGHT` of ordinary windows' spread: gas
-    use fell 50-52% from Q1 to Q2 every year while its quarters swing from -50% to +100%); or, with
+    least `MIN_YEARS` earlier years moved alike in the same window and stand out from how ordinary
+    windows move: so closely (their spread within `TIGHT` of ordinary windows' spread: gas use fell
+    50-52% from Q1 to Q2 every year while its quarters swing from -50% to +100%), or so far (their
+    usual move `STAND_OUT` spreads from the norm: every November -12% in a flat series); or, with
     fewer years, the earlier move itself stood far outside ordinary windows (a holiday's dip a
     year ago). A noisy series whose same week happened to fall in two of two earlier years is not
     seasonal, nor one whose same window moved alike in three years by as much as any window moves."""
@@ -41,7 +44,10 @@ def evidenced(season: Seasonality, move: Movement | None) -> bool:
     norm = (move.history_median_pct or 0.0) if move is not None else 0.0
     alike = _alike_years(season)
     if len(alike) >= MIN_YEARS:
-        return spread is None or (max(alike) - min(alike)) / 2 <= TIGHT * spread
+        if spread is None:
+            return True
+        tight = (max(alike) - min(alike)) / 2 <= TIGHT * spread
+        return tight or abs(statistics.median(alike) - norm) >= STAND_OUT * spread
     earlier = season.best_change_pct
     return spread is not None and earlier is not None and abs(earlier - norm) >= STAND_OUT * spread
 

@@ -47,17 +47,17 @@ def conclusion_text(
     if move is not None and move.short_history:
         head += f" The history has {too_short(move)} to say how unusual this is."
         head += kinds.notes(evidence)
+    elif move is not None and move.record and move.z is not None and abs(move.z) < 2:
+        way = "fall" if (move.change or 0) < 0 else "rise"
+        head += (
+            f" It is the largest {way} in {move.comparable_windows:.0f} comparable windows (z={move.z:+.1f})."
+        )
     elif move is not None and kinds.notes(evidence):
         scored = f" (z={move.z:+.1f} against recent windows)" if move.z is not None else ""
         head += kinds.notes(evidence).rstrip(".") + scored + "."
     elif move is not None and move.z is not None and not move.significant and causes[0].segment:
         inside = "one segment inside it is not" if len(causes) == 1 else "segments inside it moved"
         head += f" The total is within normal variation (z={move.z:+.1f}), but {inside}."
-    elif move is not None and move.record and move.z is not None and abs(move.z) < 2:
-        way = "fall" if (move.change or 0) < 0 else "rise"
-        head += (
-            f" It is the largest {way} in {move.comparable_windows:.0f} comparable windows (z={move.z:+.1f})."
-        )
     parts, late = [], []
     for c in causes[:3]:
         f = fact_of(c, facts)
