@@ -116,17 +116,21 @@ def test_csv_timestamps_with_utc_offsets_keep_the_day_the_data_writes(tmp_path: 
 
 
 def test_a_distinct_count_over_a_week_is_described_as_what_it_is(tmp_path: Path) -> None:
+    """count_distinct is the window's distinct values; user-days are asked for by name and said so."""
     path = tmp_path / "events.csv"
     days = pd.date_range("2026-02-01", "2026-03-29", freq="D").repeat(3)
     pd.DataFrame({"date": days, "user_id": ["u1", "u2", "u1"] * (len(days) // 3), "os": "ios"}).to_csv(
         path, index=False
     )
-    spec, _ = resolve(
-        Request(metric="count_distinct(user_id)", data=str(path), window="7d"), path,
-        MetricDefinition(expression="count_distinct(user_id)"),
-    )  # fmt: skip
+    notes = {}
+    for m in ("count_distinct(user_id)", "count_distinct_daily(user_id)"):
+        spec, _ = resolve(
+            Request(metric=m, data=str(path), window="7d"), path, MetricDefinition(expression=m)
+        )  # fmt: skip
+        notes[m] = spec.notes
+    assert any("counted over each whole window" in n for n in notes["count_distinct(user_id)"])
     assert any(
-        n.startswith("count_distinct(user_id) over a window of 7 days is the sum of each day's")
-        for n in spec.notes
+        n.startswith("count_distinct_daily(user_id) over a window of 7 days is the sum of each day's")
+        for n in notes["count_distinct_daily(user_id)"]
     )
-    assert any("upper bound" in n for n in spec.notes)
+    assert all(any("a value in two segments" in n for n in v) for v in notes.values())
