@@ -176,9 +176,12 @@ def test_ctrl_c_names_the_run_to_resume(data: tuple[Path, dict], tmp_path: Path)
     try:
         asked, _ = silent.accept()  # the run waits for the model
         run.send_signal(signal.SIGINT)
-        _, err = run.communicate(timeout=60)
+        _, err = run.communicate(timeout=180)  # a loaded 2-core machine stops the kernel slowly
     finally:
         silent.close()
+        if run.poll() is None:  # a failure here must not leave a process for the next test to meet
+            run.kill()
+            run.communicate()
     (folder,) = (tmp_path / "runs").iterdir()
     assert run.returncode == 130
     assert f"investigate resume {folder.name}" in err
