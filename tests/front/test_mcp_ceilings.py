@@ -25,7 +25,7 @@ from mcp import Client
 from investigator.front.mcp_server import build_server
 from investigator.front.mcp_tools import Place
 from tests.conftest import write_synth
-from tests.net import free_port
+from tests.net import answers, free_port, until
 
 TOKEN = "ceiling-token-3"
 HELLO = {
@@ -56,7 +56,7 @@ def _text(result: Any) -> str:
 
 @pytest.mark.anyio
 @pytest.mark.long
-async def test_runs_beyond_the_limit_wait_or_are_refused_and_list_runs_still_answers(tmp_path: Path) -> None:
+async def test_runs_beyond_the_limit_wait_or_are_refused_and_list_runs_stillanswers(tmp_path: Path) -> None:
     path, _ = write_synth(tmp_path, "segment_change", seed=3, segment={"channel": "social"}, factor=0.5)
     place = Place(runs_dir=tmp_path / "runs", home=tmp_path / "home", max_runs=1)
     server, jobs = build_server(place)
@@ -107,25 +107,6 @@ async def test_no_argument_is_echoed_however_long(tmp_path: Path) -> None:
             assert "xxxxxxxxxx" not in text and "((((((((((" not in text and len(text) < 400, text[:300]
 
 
-def _until(check: Any, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _answers(port: int) -> bool:
-    import socket
-
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def capped(tmp_path: Path) -> Iterator[str]:
     port = free_port()
@@ -135,7 +116,7 @@ def capped(tmp_path: Path) -> Iterator[str]:
         env={**os.environ, "INVESTIGATOR_MCP_TOKEN": TOKEN}, cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    assert _until(lambda: _answers(port) or proc.poll() is not None, 60) and proc.poll() is None
+    assert until(lambda: answers(port) or proc.poll() is not None, 60) and proc.poll() is None
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

@@ -15,10 +15,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
@@ -27,7 +25,8 @@ from investigator.errors import UserError
 from investigator.sources import source_for
 from investigator.sources.readonly import dialect, query_refusal
 from investigator.sources.warehouse import connect
-from tests.net import free_port
+from tests.net import answers as listening
+from tests.net import free_port, until
 
 from ..conftest import write_synth
 from .conftest import Postgres, load_postgres
@@ -134,25 +133,6 @@ def test_the_owners_own_sql_may_read_files_but_no_error_quotes_a_value(planted: 
 
 
 # over HTTP, as a token holder ------------------------------------------------------------------
-def _until(check: Any, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _answers(port: int) -> bool:
-    import socket
-
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def served(planted: dict[str, Path], tmp_path: Path) -> Iterator[str]:
     """`investigate mcp --transport http` with a DuckDB file (SHOP_DB) in its environment; its
@@ -163,7 +143,7 @@ def served(planted: dict[str, Path], tmp_path: Path) -> Iterator[str]:
         [sys.executable, "-m", "investigator", "mcp", "--transport", "http", "--port", str(port)],
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    assert _until(lambda: _answers(port) or proc.poll() is not None, 60) and proc.poll() is None
+    assert until(lambda: listening(port) or proc.poll() is not None, 60) and proc.poll() is None
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -221,7 +201,7 @@ async def test_an_http_client_reads_no_server_file_through_postgres_as_superuser
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        assert _until(lambda: _answers(port) or proc.poll() is not None, 60) and proc.poll() is None
+        assert until(lambda: listening(port) or proc.poll() is not None, 60) and proc.poll() is None
         answers = await _asked(f"http://127.0.0.1:{port}/mcp", "env:PG_SHOP", POSTGRES_READS)
     finally:
         proc.send_signal(signal.SIGTERM)
