@@ -32,8 +32,6 @@ from investigator.kinds.common import (
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import HypothesisKind, Status, Update
 
-CARRIES = outrunner.CARRIES
-
 
 def considered(case: Case) -> list[Segment]:
     """The localized segments the verdict weighs: none when the mix drove a ratio (the segments
@@ -55,16 +53,17 @@ def hidden(elements: list[Segment], segments: SegmentExplanation | None) -> list
     different dimensions (a country up, a channel down: two events). Values of one
     dimension that offset each other are a substitution inside it (one class relabelled as
     another, a phone swapped for another): the total did not move, and that is the answer."""
-    kept = [
-        e
-        for e in elements
-        if outrunner.outran(e, segments) or (e.baseline == 0 and CARRIES[0] <= e.share) or len(e.segment) > 1
-    ]
+    kept = [e for e in elements if outrunner.outran(e, segments) or _new_and_carries(e) or len(e.segment) > 1]
     ups = {d for e in elements if e.change > 0 for d in e.segment}
     downs = {d for e in elements if e.change < 0 for d in e.segment}
     if ups and downs and ups != downs and not (ups & downs):
         return elements  # offsetting across dimensions
     return kept
+
+
+def _new_and_carries(e: Segment) -> bool:
+    """A segment with no baseline that carries the net change."""
+    return e.baseline == 0 and outrunner.CARRIES[0] <= e.share
 
 
 def leader(case: Case) -> float:

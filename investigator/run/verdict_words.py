@@ -52,9 +52,9 @@ def conclusion_text(
         head += (
             f" It is the largest {way} in {move.comparable_windows:.0f} comparable windows (z={move.z:+.1f})."
         )
-    elif move is not None and kinds.notes(evidence):
+    elif move is not None and (notes := kinds.notes(evidence)):
         scored = f" (z={move.z:+.1f} against recent windows)" if move.z is not None else ""
-        head += kinds.notes(evidence).rstrip(".") + scored + "."
+        head += notes.rstrip(".") + scored + "."
     elif move is not None and move.z is not None and not move.significant and causes[0].segment:
         inside = "one segment inside it is not" if len(causes) == 1 else "segments inside it moved"
         head += f" The total is within normal variation (z={move.z:+.1f}), but {inside}."
