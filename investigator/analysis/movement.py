@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from .counts import is_count, within_count_noise
-from .records import level_record, steady_run
+from .records import records
 from .spec import AnalysisSpec, Window
 
 Z_SIGNIFICANT = 2.0  # an unusual move: worth explaining (a person acts on a 1-in-20 window)
@@ -211,12 +211,8 @@ def movement(daily: pd.DataFrame, spec: AnalysisSpec) -> Movement:
     base = baseline_value(daily, spec)
     counts = is_count(spec, daily)
     scored = _scored(spec, cur, base, historical_changes(daily, spec, counts), counts)
-    return scored.model_copy(
-        update={
-            "level_record": level_record(daily, spec, window_value),
-            "reverses": steady_run(daily, spec, window_value),
-        }
-    )
+    record, run = records(daily, spec, window_value)
+    return scored.model_copy(update={"level_record": record, "reverses": run})
 
 
 def movements(

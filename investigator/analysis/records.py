@@ -18,12 +18,23 @@ Value = Callable[[pd.DataFrame, AnalysisSpec, Window], float]  # `movement.windo
 RECORD_WINDOWS = 20  # earlier windows a record must beat, and the recent ones that must have set none
 
 
+def records(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> tuple[int, int]:
+    """The record (`_level_record`) and the steady run it ends (`_steady_run`), from one pass over
+    the earlier windows."""
+    earlier = _earlier_values(daily, spec, window_value)
+    now = window_value(daily, spec, spec.current)
+    return _level_record(earlier, now), _steady_run(earlier, now)
+
+
 def level_record(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> int:
+    """The record part of `records`."""
+    return records(daily, spec, window_value)[0]
+
+
+def _level_record(earlier: list[float], now: float) -> int:
     """How many earlier windows the current one is a record against (lowest or highest of all of
     them), 0 when it is none, when the history is shorter than `RECORD_WINDOWS` windows, or when
     more than one of the last `RECORD_WINDOWS` windows set a record the same way (a trend)."""
-    earlier = _earlier_values(daily, spec, window_value)
-    now = window_value(daily, spec, spec.current)
     if len(earlier) < RECORD_WINDOWS or not math.isfinite(now):
         return 0
     low = now < min(earlier)
@@ -40,13 +51,11 @@ def level_record(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -
 STEADY_SHARE = 0.8  # a run is steady when it covers most of the history (years of rises, then a fall)
 
 
-def steady_run(daily: pd.DataFrame, spec: AnalysisSpec, window_value: Value) -> int:
+def _steady_run(earlier: list[float], now: float) -> int:
     """How many windows in a row moved the other way before this one (a fall after seven rises in
     a row: 7), stepping back as `level_record` does; 0 when the move continues the run, or when the
     run is a streak inside a longer history rather than the history itself (a trending monthly
     series rises five months running every year or so)."""
-    earlier = _earlier_values(daily, spec, window_value)
-    now = window_value(daily, spec, spec.current)
     if len(earlier) < 2 or not math.isfinite(now) or now == earlier[-1]:
         return 0
     sign = 1.0 if now > earlier[-1] else -1.0
