@@ -196,6 +196,19 @@ class MetricDefinition(BaseModel):
     source: str | None = Field(
         None, description="A name for this data: metrics whose sources share it share their memories."
     )
+    drivers: str | None = Field(
+        None,
+        description="Its driver tree: named metrics whose product is this one (sessions * conversion * aov).",
+    )
+
+    @field_validator("drivers")
+    @classmethod
+    def _tree_parses(cls, value: str | None) -> str | None:
+        from investigator.analysis.spec import parse_tree
+
+        if value is not None:
+            parse_tree(value)  # a ValueError says what is wrong
+        return value
 
     @field_validator("expression")
     @classmethod

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .causes import CauseKind, QualityDetail, RootCause
     from .contributions import SegmentChange, contributions, segment_table, top_contributions
     from .drill import DrillDown, drill_down
+    from .drivers import DriverSplit, driver_split
     from .emit import MIME, emit
     from .grain import Grain, detect_grain
     from .history import DimensionHistory, dimension_history
@@ -41,6 +42,8 @@ _EXPORTS = {
     "Grain": "grain",
     "detect_grain": "grain",
     "DimensionHistory": "history",
+    "DriverSplit": "drivers",
+    "driver_split": "drivers",
     "dimension_history": "history",
     "SegmentChange": "contributions",
     "segment_table": "contributions",
@@ -87,6 +90,7 @@ __all__ = [
     "CauseKind",
     "DimensionHistory",
     "DrillDown",
+    "DriverSplit",
     "Element",
     "Grain",
     "Movement",
@@ -108,6 +112,7 @@ __all__ = [
     "detect_grain",
     "dimension_history",
     "drill_down",
+    "driver_split",
     "emit",
     "explain_segments",
     "localize",

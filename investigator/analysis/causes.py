@@ -16,6 +16,7 @@ CauseKind = Literal[
     "data_quality",  # missing partitions, duplicates, late data, ... (`detail` says which)
     "seasonality",  # the comparable earlier period moved alike
     "broad_based",  # every segment moved alike
+    "driver_change",  # a driver of the metric's tree moved (`driver` says which): conversion fell
     "no_change",  # the movement is within normal variation
 ]
 QualityDetail = Literal[
@@ -39,6 +40,7 @@ class RootCause(BaseModel):
     )
     change: FiniteFloat | None = Field(None, description="the change it explains, in the metric's units")
     detail: QualityDetail | None = Field(None, description="data_quality only: which problem")
+    driver: str | None = Field(None, description="driver_change only: the driver of the metric's tree")
     evidence: str = ""
     verified: bool | None = Field(None, description="recomputed from the data before concluding")
 

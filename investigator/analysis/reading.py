@@ -27,6 +27,9 @@ _TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern ->
 }
 
 
+STORED_TIME = "__stored_time"  # the time column as stored, where reading it as dates cut it to the day
+
+
 class TimeColumnError(ValueError):
     """A time column whose values cannot be read as dates without a guess."""
 
@@ -76,13 +79,28 @@ def open_table(
             if time_column in table.columns and getattr(table[time_column].type(), "timezone", None):
                 # `2026-03-29T23:30:00-08:00`: the day the data writes (its own offset), not UTC's
                 table = con.read_csv(str(path), types={time_column: "VARCHAR"})
-                table = table.mutate(**{time_column: table[time_column].strip().substr(0, 10).cast("date")})
+                day = table[time_column].strip().substr(0, 10).cast("date")
+                table = table.mutate(**{STORED_TIME: table[time_column], time_column: day})
                 said.append(f"Dates are days as {time_column} writes them, each in its own UTC offset.")
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
     if time_column in table.columns and not table[time_column].type().is_date():
-        table = table.mutate(**{time_column: as_dates(table, time_column, said)})
+        table = dated(table, time_column, said)
     return filtered(table, where)
+
+
+def dated(table: Table, time_column: str, notes: list[str] | None = None) -> Table:
+    """The table with its time column as dates (`as_dates`). A timestamp or text cut to its day
+    keeps its stored value in `STORED_TIME`: two rows are copies only when their stored values
+    are the same, never because two events of one day look alike once cut to the day."""
+    kind = table[time_column].type()
+    keep = {} if kind.is_numeric() else {STORED_TIME: table[time_column]}
+    return table.mutate(**keep, **{time_column: as_dates(table, time_column, notes)})
+
+
+def user_columns(names: Any) -> list[str]:
+    """The data's own columns: not the ones this package adds (`STORED_TIME`)."""
+    return [c for c in names if c != STORED_TIME]
 
 
 # the filter ---------------------------------------------------------------------------------------

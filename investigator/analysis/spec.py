@@ -133,6 +133,36 @@ def average_of(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+class Driver(BaseModel):
+    """One factor of a metric's driver tree: a named metric of sums and counts (`sessions`, or
+    `conversion` = orders/sessions), multiplied in (`power` 1) or divided by (-1)."""
+
+    name: str
+    numerator: Measure
+    denominator: Measure | None = None
+    power: Literal[1, -1] = 1
+
+
+_TREE = re.compile(r"^\s*[A-Za-z_][\w.]*(\s*[*/]\s*[A-Za-z_][\w.]*)+\s*$")
+
+
+def parse_tree(text: str) -> list[tuple[str, int]]:
+    """`sessions * conversion * aov` -> [(sessions, 1), (conversion, 1), (aov, 1)]: named metrics
+    multiplied or divided, at least two; a ValueError says what is wrong."""
+    if not _TREE.match(text):
+        raise ValueError(
+            f"{text!r} is not a driver tree: write named metrics multiplied or divided, e.g. "
+            "sessions * conversion * aov"
+        )
+    names = re.split(r"\s*([*/])\s*", text.strip())
+    ops = zip(names[1::2], names[2::2], strict=True)
+    out = [(names[0], 1)] + [(n, 1 if op == "*" else -1) for op, n in ops]
+    twice = sorted({n for n, _ in out if [m for m, _ in out].count(n) > 1})
+    if twice:
+        raise ValueError(f"{text!r} names {twice[0]!r} twice")
+    return out
+
+
 class RowFilter(BaseModel, frozen=True):
     """The rows a run keeps (`--filter`), as data: `column = value` pairs compared as text, or a
     boolean SQL expression checked and re-rendered by sqlglot. Whoever opens the data rebuilds the
@@ -174,6 +204,9 @@ class AnalysisSpec(BaseModel):
         description="how the input was read, for the report: columns left out, units and zones assumed",
     )
     data_last: date | None = Field(None, description="the data's last date: where late rows are missing")
+    drivers: list[Driver] = Field(
+        default_factory=list, description="the metric's driver tree: factors whose product is the metric"
+    )
 
     @property
     def is_ratio(self) -> bool:

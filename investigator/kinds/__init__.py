@@ -15,6 +15,7 @@ from investigator.analysis.spec import AnalysisSpec
 from investigator.kinds import (
     broad_based,
     data_quality,
+    driver_tree,
     mix_rate,
     no_change,
     offsetting,
@@ -42,6 +43,7 @@ KINDS: tuple[Kind, ...] = (
     outrunner.KIND,  # a quiet total that hid one segment's outbreak
     unlocalized.KIND,  # short history, or a move localization was silent on
     broad_based.KIND,  # everything moved alike
+    driver_tree.KIND,  # which factor of the metric's tree moved: a second axis, after the segments
     no_change.KIND,  # nothing else: within normal variation
 )
 
@@ -53,6 +55,7 @@ __all__ = [
     "Test",
     "cause_kinds",
     "confirmed_by",
+    "late_causes",
     "notes",
     "owner",
     "read",
@@ -78,6 +81,12 @@ def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
 def cause_kinds() -> list[str]:
     """Every kind of cause a conclusion may name, in precedence order (for the model's prompt)."""
     return list(dict.fromkeys(c for kind in KINDS for c in kind.causes))
+
+
+def late_causes() -> set[str]:
+    """The kinds of cause whose fall an approved late-data fact can explain: rows of a segment (or
+    of every segment alike) not loaded yet look like that segment falling."""
+    return {c for kind in KINDS for c in kind.late}
 
 
 def seed_hypotheses(spec: AnalysisSpec) -> list[Hypothesis]:

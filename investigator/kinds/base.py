@@ -106,3 +106,5 @@ class Kind:
     needs_dimensions: bool = False
     notable: Callable[[Evidence], bool] = lambda e: False  # the move is news: the breakdown explains it
     note: Callable[[Evidence], str] = lambda e: ""  # a sentence the headline adds
+    says_share: bool = False  # its words give the cause's share of the change: the verdict adds none
+    late: tuple[CauseKind, ...] = ()  # its causes whose fall can be rows that land late (a fact says)

@@ -72,6 +72,7 @@ def _check(d: CheckData, c: RootCause) -> Checked:
 KIND = Kind(
     name="broad_based",
     causes=("broad_based",),
+    late=("broad_based",),
     hypotheses=_hypotheses,
     tests={
         "broad_based": Test(

@@ -7,7 +7,7 @@ from investigator.analysis.causes import CauseKind, RootCause, finite
 from investigator.analysis.counts import within_count_noise
 from investigator.analysis.movement import Movement
 from investigator.analysis.segments import Segment, SegmentExplanation, SegmentMove
-from investigator.fmt import pair, seg
+from investigator.fmt import num, pair, seg, share
 from investigator.kinds.base import Case
 from investigator.run.evidence import Evidence
 
@@ -39,6 +39,25 @@ def moved(s: Segment, kind: CauseKind, tail: str, segment: dict[str, str] | None
         change=finite(s.change),
         evidence=f"{seg(s.segment)}: {' -> '.join(pair(s.baseline, s.current))}{tail}",
     )
+
+
+SHARE_LIMIT = 3.0  # past 300% of the net change a share says nothing: the total was flat beside the
+# moves inside it, and "513% of the change" reads as an error
+
+
+def part_of(part: float | None, change: float | None, net: float | None = None) -> str:
+    """A cause's share of the net change in words: "55% of the change"; past `SHARE_LIMIT` (a
+    total that held while the moves inside it offset each other) what it moved and what the rest
+    moved the other way, in the metric's units: "+4.22k while the rest moved -3.40k (net +823.5)".
+    `net`: the net change (else the one its share implies)."""
+    if part is None or change is None or abs(part) <= SHARE_LIMIT:
+        return f"{share(part or 0.0)} of the change"
+    net = change / part if net is None else net
+    return f"{_signed(change)} while the rest moved {_signed(net - change)} (net {_signed(net)})"
+
+
+def _signed(x: float) -> str:
+    return ("+" if x > 0 else "") + num(x)
 
 
 def noise(evidence: Evidence, s: Segment | SegmentMove) -> bool:

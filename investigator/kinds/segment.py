@@ -13,7 +13,7 @@ from investigator.analysis.segments import DrillDown, Segment, SegmentExplanatio
 from investigator.analysis.shares import segment_share
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import size_problem
-from investigator.fmt import num, pct, seg, share
+from investigator.fmt import num, pct, seg
 from investigator.kinds import data_quality, outrunner
 from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test
 from investigator.kinds.common import (
@@ -25,6 +25,7 @@ from investigator.kinds.common import (
     moved,
     noise,
     overlaps,
+    part_of,
     segment_kind,
     taken_by_data,
     to_explain,
@@ -96,7 +97,14 @@ def _decide(case: Case) -> list[RootCause]:
         if any(overlaps(segment, s) for s in listed):
             continue  # a part or a whole of a cause already listed explains it
         listed.append(segment)
-        causes.append(moved(e, kind, f", {share(e.share)} of the change{held}", segment))
+        causes.append(
+            moved(
+                e,
+                kind,
+                f", {part_of(e.share, e.change, segments.total_change if segments else None)}{held}",
+                segment,
+            )
+        )
     return causes
 
 
@@ -162,4 +170,5 @@ KIND = Kind(
     words=_words,
     check=_check,
     needs_dimensions=True,
+    late=("segment_change", "rate_change"),
 )

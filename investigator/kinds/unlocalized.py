@@ -14,6 +14,7 @@ from investigator.kinds.common import (
     moved,
     noise,
     overlaps,
+    part_of,
     segment_kind,
     taken_by_data,
     to_explain,
@@ -57,7 +58,7 @@ def _leaders(leaders: list[Segment], case: Case, segments: SegmentExplanation) -
         + " to tell it from normal variation"
     )
     kind = segment_kind(case.spec.is_ratio)
-    return [moved(s, kind, f", {share(s.share)} of the change ({caveat})") for s in picked]
+    return [moved(s, kind, f", {part_of(s.share, s.change)} ({caveat})") for s in picked]
 
 
 def _disproportionate(movers: list[Segment], case: Case) -> list[RootCause]:

@@ -35,6 +35,9 @@ class ClaimedCause(BaseModel):
     detail: str | None = Field(
         None, description="data_quality only: missing_data, duplicates or incomplete_recent_data"
     )
+    driver: str | None = Field(
+        None, description="driver_change only: the driver that moved, as the tree names it"
+    )
     evidence: str = Field("", description="the numbers that support it")
 
 

@@ -56,12 +56,13 @@ def _in_host_words(claimed: RootCause, listed: dict[tuple[object, ...], RootCaus
         segment=dict(claimed.segment),
         contribution=claimed.contribution,
         detail=claimed.detail,
+        driver=claimed.driver,
         evidence=UNLISTED,
     )
 
 
 def _key(c: RootCause) -> tuple[object, ...]:
-    return c.kind, tuple(sorted(c.segment.items())), c.detail
+    return c.kind, tuple(sorted(c.segment.items())), c.detail, c.driver
 
 
 def _bounded(text: str) -> str:

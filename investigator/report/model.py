@@ -308,7 +308,7 @@ def to_markdown(r: Report) -> str:
     ]
     for i, c in enumerate(r.root_causes, 1):
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
-        kind = c.kind + (f" ({c.detail})" if c.detail else "")
+        kind = c.kind + (f" ({_md(c.detail or c.driver or '')})" if c.detail or c.driver else "")
         lines.append(
             f"| {i} | {kind} | {_md(seg(c.segment))} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
         )
@@ -395,7 +395,7 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         causes.add_column(col, overflow="fold")
     for i, c in enumerate(report.root_causes, 1):
         share = f"{c.contribution:.0%}" if c.contribution is not None else ""
-        kind = c.kind + (f" ({c.detail})" if c.detail else "")
+        kind = c.kind + (f" ({c.detail or c.driver})" if c.detail or c.driver else "")
         causes.add_row(*cells(i, kind, seg(c.segment), share, signed(c.change), c.evidence))
     console.print(causes)
     for note in report.notes:

@@ -109,14 +109,14 @@ SHARED = ("segment_change", "rate_change")  # causes whose measured number is a 
 
 
 def listed_once_and_with_the_change(checked: Verification, causes: list[RootCause]) -> Verification:
-    """`checked` with two more refusals: a cause (kind, segment, detail) listed a second time, and a
+    """`checked` with two more refusals: a cause (kind, segment, detail, driver) listed a second time, and a
     segment whose measured share is against the change when no listed cause that held moved with
     it (an offset needs something it offsets)."""
     seen: dict[tuple[object, ...], int] = {}
     offsets = any(c.ok and c.kind in SHARED and (c.measured or 0) > 0 for c in checked.checks)
     out: list[CauseCheck] = []
     for check, cause in zip(checked.checks, causes, strict=True):
-        key = (cause.kind, tuple(sorted(cause.segment.items())), cause.detail)
+        key = (cause.kind, tuple(sorted(cause.segment.items())), cause.detail, cause.driver)
         first = seen.setdefault(key, check.index)
         reason = None
         if first != check.index:

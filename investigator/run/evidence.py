@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from investigator.analysis.drivers import DriverSplit
 from investigator.analysis.movement import Movement
 from investigator.analysis.quality import QualityReport
 from investigator.analysis.ratio import RatioDecomposition
@@ -28,6 +29,7 @@ AnalysisResult = Annotated[
     | BroadBased
     | DrillDown
     | RatioDecomposition
+    | DriverSplit
     | Verification,
     Field(discriminator="kind"),
 ]
@@ -35,7 +37,7 @@ _RESULT = TypeAdapter(AnalysisResult)
 KINDS = frozenset(
     m.model_fields["kind"].default
     for m in (Movement, QualityReport, Seasonality, SegmentExplanation, BroadBased, DrillDown,
-              RatioDecomposition, Verification)
+              RatioDecomposition, DriverSplit, Verification)
 )  # fmt: skip
 
 
@@ -61,6 +63,7 @@ class Evidence(BaseModel):
     seasonality: Seasonality | None = None
     segments: SegmentExplanation | None = None
     ratio: RatioDecomposition | None = None
+    drivers: DriverSplit | None = None
     drills: list[DrillDown] = Field(default_factory=list)
 
     def with_results(self, results: list[AnalysisResult]) -> Evidence:
@@ -80,6 +83,8 @@ class Evidence(BaseModel):
                 changes["segments"] = r
             elif isinstance(r, RatioDecomposition):
                 changes["ratio"] = r
+            elif isinstance(r, DriverSplit):
+                changes["drivers"] = r
         return self.model_copy(update={**changes, "drills": drills})
 
     def drilled(self, segment: dict[str, str]) -> DrillDown | None:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-HypothesisKind = Literal["data_quality", "seasonality", "segments", "mix", "rate", "broad_based"]
+HypothesisKind = Literal["data_quality", "seasonality", "segments", "mix", "rate", "broad_based", "drivers"]
 
 
 class Status(StrEnum):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
+from investigator import kinds
 from investigator.analysis.causes import CauseKind, RootCause
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import num
@@ -19,7 +20,6 @@ from investigator.memory.models import ApprovedFact
 from investigator.run.evidence import Evidence
 
 FACT_MARK = "known late data (approved fact "
-_DROPS: tuple[CauseKind, ...] = ("segment_change", "rate_change", "broad_based")
 
 
 def late_days(fact: ApprovedFact, spec: AnalysisSpec) -> int:
@@ -44,7 +44,7 @@ def late_fact(cause: RootCause, facts: Sequence[ApprovedFact], spec: AnalysisSpe
     """The approved `late_data` fact whose claim can hold for this drop: in its segment, in a
     window that reaches the data's last `lag_days`."""
     falling = cause.change is not None and cause.change < 0
-    if cause.kind not in _DROPS or not falling:
+    if cause.kind not in kinds.late_causes() or not falling:
         return None
     return next(
         (f for f in facts

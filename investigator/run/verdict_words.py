@@ -9,7 +9,7 @@ from investigator import kinds
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.fmt import pair, pct, seg, share
-from investigator.kinds.common import too_short
+from investigator.kinds.common import SHARE_LIMIT, part_of, too_short
 from investigator.kinds.data_quality import relabel_note
 from investigator.kinds.offsetting import offset_note
 from investigator.memory.models import ApprovedFact
@@ -66,9 +66,11 @@ def conclusion_text(
             lag = f"{f.lag_days} days " if f.lag_days else ""
             where = seg(c.segment) if c.segment else spec.metric
             parts.append(f"incomplete recent data in {where}, which lands {lag}late per approved fact "
-                         f"{f.id}" + _share_words(c))  # fmt: skip
+                         f"{f.id}" + _share_words(c, evidence))  # fmt: skip
         else:
-            parts.append(kinds.words(c, evidence, spec) + _share_words(c))
+            sized = kinds.owner(c, spec)
+            share_words = "" if sized is not None and sized.says_share else _share_words(c, evidence)
+            parts.append(kinds.words(c, evidence, spec) + share_words)
     tail = ""
     if late:
         days = max((f.lag_days or 0) for f in late)
@@ -99,10 +101,13 @@ def span(spec: AnalysisSpec, w: Window) -> str:
     return f"the weeks dated {weeks[0]}..{weeks[-1]}" if len(weeks) > 1 else f"the week dated {weeks[0]}"
 
 
-def _share_words(c: RootCause) -> str:
+def _share_words(c: RootCause, evidence: Evidence) -> str:
     """How much of the net change a cause carries; a negative share moved against the total."""
     if c.contribution is None or c.contribution == 1.0:
         return ""
+    if abs(c.contribution) > SHARE_LIMIT:  # a flat total: what it moved and what offset it
+        net = evidence.segments.total_change if evidence.segments else None
+        return f" ({part_of(c.contribution, c.change, net)})"
     if c.contribution < 0:
         return f" (moved against the total: {share(abs(c.contribution))} of the change, the other way)"
     return f" ({share(c.contribution)} of the change)"

@@ -14,6 +14,7 @@ from datetime import date
 
 from pydantic import BaseModel, Field
 
+from investigator.analysis.reading import user_columns
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.request import Span, metric_definition, parse_end, parse_metric
@@ -112,7 +113,7 @@ def describe_data(
     try:
         opened = source.open(asked)
         schema = opened.schema()
-        columns = list(schema.names)
+        columns = user_columns(schema.names)
         picked = asked if asked in columns else time_candidate(schema, columns)
         if picked is not None and picked != asked:  # typed as dates the way a run would
             opened = source.open(picked)

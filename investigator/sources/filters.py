@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from investigator.analysis.reading import FilterError, filtered, parse_condition, sql_predicate
+from investigator.analysis.reading import FilterError, filtered, parse_condition, sql_predicate, user_columns
 from investigator.analysis.spec import AnalysisSpec, RowFilter, Window
 from investigator.errors import DataError, UserError
 from investigator.limits import too_deep
@@ -40,7 +40,7 @@ def parse_filter(text: str, table: Table, dialect: str | None = "duckdb", flag: 
     text = text.strip()
     if (refused := too_deep(text, f"{flag}filter")) is not None:  # triage's segment filters too
         raise UserError(refused)
-    columns = list(table.columns)
+    columns = user_columns(table.columns)
     pairs = [_PAIR.match(part) for part in re.split(r"[,&]", text)]
     if text and all(pairs):
         segment = [(m.group(1), m.group(2)) for m in pairs if m is not None]

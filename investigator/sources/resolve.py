@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from investigator.analysis.grain import Grain
-from investigator.analysis.reading import filtered
-from investigator.analysis.spec import AnalysisSpec, Measure, RowFilter, Window
+from investigator.analysis.reading import filtered, user_columns
+from investigator.analysis.spec import AnalysisSpec, Driver, Measure, RowFilter, Window, parse_tree
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
 from investigator.request import Request, parse_metric
@@ -54,7 +54,7 @@ def resolve(
     time_column = request.time_column or definition.time_column or "date"
     table = source.open(time_column)
     schema = table.schema()
-    columns = list(schema.names)
+    columns = user_columns(schema.names)
     notes = list(source.notes)
     definition, dims_note = _fit_definition(request, definition, columns)
     notes += dims_note
@@ -118,6 +118,8 @@ def resolve(
             "(count_distinct_daily): use one kind on both sides"
         )
     approx = any(m.kind == "approx_count_distinct" for m in measures)
+    drivers, tree_note = driver_tree(request.metric, definition, measures, columns)
+    notes += tree_note
     spec = AnalysisSpec(
         # the headline, the charts and memory name what was measured: the filtered rows' metric
         metric=_labelled(request.metric, row_filter, approx),
@@ -134,6 +136,7 @@ def resolve(
         filter=row_filter,
         notes=notes,
         data_last=windows.last,
+        drivers=drivers,
     )
     if spec.windowed:
         try:
@@ -143,6 +146,36 @@ def resolve(
     if spec.baseline_words:  # a baseline longer or shorter than the window: compared per period
         spec.notes.append(f"Baseline {request.baseline}: compared {spec.baseline_words}.")
     return spec, table
+
+
+def driver_tree(
+    metric: str, definition: MetricDefinition, measures: list[Measure], columns: list[str]
+) -> tuple[list[Driver], list[str]]:
+    """The metric's driver tree (`drivers:` in its definition) as factors of named metrics of sums
+    and counts, and a note when the tree was left out (a factor not defined, a column not in the
+    data, a distinct count: distinct users do not multiply)."""
+    if not definition.drivers:
+        return [], []
+    named = load_metrics()
+    out, why = [], ""
+    for name, power in parse_tree(definition.drivers):
+        d = named.get(name)
+        if d is None:
+            why = f"{name!r} is not a named metric"
+            break
+        num, den = parse_metric(d.expression)
+        sides = [m for m in (num, den) if m is not None]
+        gone = [m.column for m in sides if m.column and m.column not in columns]
+        if gone:
+            why = f"column {gone[0]!r} of {name} is not in this data"
+            break
+        if any(not m.additive for m in [*sides, *measures]):
+            why = "distinct counts do not multiply"
+            break
+        out.append(Driver(name=name, numerator=num, denominator=den, power=1 if power > 0 else -1))
+    if why:
+        return [], [f"The driver tree of {metric} ({definition.drivers}) was not used: {why}."]
+    return out, []
 
 
 def _labelled(metric: str, row_filter: RowFilter | None, approx: bool) -> str:
@@ -204,7 +237,7 @@ def text_columns(schema: Any, time_column: str, measured: set[str]) -> list[str]
     the same list, so an assistant sees what a run would use."""
     return [
         c
-        for c in schema.names
+        for c in user_columns(schema.names)
         if c != time_column and c not in measured and (schema[c].is_string() or schema[c].is_boolean())
     ]
 

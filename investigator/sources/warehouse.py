@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from investigator.analysis.queries import as_dates
+from investigator.analysis.reading import dated
 from investigator.errors import DataError, UserError
 from investigator.sources import querylog, readonly
 from investigator.sources.quoted import without_values
@@ -92,7 +92,7 @@ class WarehouseSource:
             con = self._con = self._con or _connected(url, confined=not self.own)
             table = self._source(con)
             if time_column in table.columns and not table[time_column].type().is_date():
-                table = table.mutate(**{time_column: as_dates(table, time_column)})
+                table = dated(table, time_column)
             table.head(1).to_pandas()  # reach the server now, so a problem is reported here
         except UserError:
             raise

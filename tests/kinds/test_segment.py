@@ -1,0 +1,47 @@
+"""A segment beyond its fair share: past 300% of a flat total's net change, a share is never the
+headline; the words say what the segment moved and what the rest moved the other way."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..planners.test_real_shapes import kinds, run
+
+END = date(2026, 3, 29)
+
+
+def flat_total() -> pd.DataFrame:
+    """Four regions of 1,000 a day for 120 days; in the last week north rises 60% while the other
+    three fall 15% each: the total moves +2.9%, a net change a fifth of north's own."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for d in range(120):
+        day = END - timedelta(days=119 - d)
+        for region in ("north", "south", "east", "west"):
+            for channel in ("web", "app"):
+                v = 500 * (1 + rng.normal(0, 0.03))
+                if d >= 113:
+                    v *= 1.6 if region == "north" else 0.85
+                rows.append((day, region, channel, v))
+    return pd.DataFrame(rows, columns=["date", "region", "channel", "revenue"])
+
+
+def test_a_flat_total_names_what_moved_and_what_offset_it(tmp_path: Path) -> None:
+    frame = flat_total()
+    rep = run(tmp_path, frame, "revenue", END, window="7d")
+    assert kinds(rep)[0] == "segment_change" and rep.root_causes[0].segment == {"region": "north"}
+    week = frame["date"] > END - timedelta(days=7)
+    before = (frame["date"] > END - timedelta(days=14)) & ~week
+    north = frame["region"] == "north"
+    own = frame.loc[week & north, "revenue"].sum() - frame.loc[before & north, "revenue"].sum()
+    rest = frame.loc[week & ~north, "revenue"].sum() - frame.loc[before & ~north, "revenue"].sum()
+    assert own / (own + rest) > 3  # the share would read past 300%
+    shares = [float(s) for s in re.findall(r"(\d+)% of the change", rep.conclusion)]
+    assert all(s <= 300 for s in shares), rep.conclusion
+    said = f"+{own / 1000:.2f}k while the rest moved {rest / 1000:.2f}k"
+    assert said in rep.conclusion and said in rep.root_causes[0].evidence, rep.conclusion
