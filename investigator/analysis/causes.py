@@ -39,6 +39,12 @@ class RootCause(BaseModel):
         None, description="share of the net change explained; passes 100% when other segments offset"
     )
     change: FiniteFloat | None = Field(None, description="the change it explains, in the metric's units")
+    basis: Literal["net", "gross"] = Field(
+        "net",
+        description="what `contribution` is a share of: the net change, or (a flat total whose moves inside "
+        "offset each other, where a share of the net would pass 300%) the gross movement: this cause's "
+        "change plus the rest's, the other way, in size",
+    )
     detail: QualityDetail | None = Field(None, description="data_quality only: which problem")
     driver: str | None = Field(None, description="driver_change only: the driver of the metric's tree")
     evidence: str = ""

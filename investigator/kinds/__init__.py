@@ -28,6 +28,7 @@ from investigator.kinds import (
     whole_series,
 )
 from investigator.kinds.base import Case, Kind, Reading, Test
+from investigator.kinds.common import sized
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import Hypothesis, HypothesisKind, Status
 
@@ -68,14 +69,15 @@ __all__ = [
 
 def root_causes(evidence: Evidence, spec: AnalysisSpec) -> list[RootCause]:
     """Most important first: each kind in precedence order adds the causes its rule accepts,
-    seeing those accepted before it."""
+    seeing those accepted before it; a segment's share past 300% of a flat total's net change is
+    given as a share of the gross movement (`common.sized`)."""
     case = Case(evidence, spec, notable=any(kind.notable(evidence) for kind in KINDS))
     for kind in KINDS:
         if kind.needs_dimensions and not spec.dimensions:
             continue
         found = kind.decide(case)
         case = case._replace(accepted=case.accepted + tuple((kind.name, c) for c in found))
-    return case.causes
+    return [sized(c) for c in case.causes]
 
 
 def cause_kinds() -> list[str]:

@@ -11,6 +11,7 @@ The model's own words survive only as its commentary, marked as such, in the ste
 from __future__ import annotations
 
 from investigator.analysis.causes import RootCause
+from investigator.kinds.common import sized
 from investigator.planners.offline import OfflinePlanner, proposals
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
@@ -51,13 +52,15 @@ def _in_host_words(claimed: RootCause, listed: dict[tuple[object, ...], RootCaus
     ours = listed.get(_key(claimed))
     if ours is not None:
         return ours.model_copy(update={"verified": None})
-    return RootCause(
-        kind=claimed.kind,
-        segment=dict(claimed.segment),
-        contribution=claimed.contribution,
-        detail=claimed.detail,
-        driver=claimed.driver,
-        evidence=UNLISTED,
+    return sized(
+        RootCause(
+            kind=claimed.kind,
+            segment=dict(claimed.segment),
+            contribution=claimed.contribution,
+            detail=claimed.detail,
+            driver=claimed.driver,
+            evidence=UNLISTED,
+        )
     )
 
 

@@ -203,6 +203,11 @@ def build_report(
             + (f" ({num(move.change)})" if move is not None else "")
             + ": a share past 100% means other segments moved the other way and offset part of it."
         )
+    if c is not None and any(x.basis == "gross" for x in c.root_causes):
+        notes.append(
+            "A share marked (gross) is of the movement either way: the net change was small beside the "
+            "moves inside it, so the cause is sized against its own change plus the rest's, the other way."
+        )
     notes += input_notes(state.spec, state.evidence)  # columns left out, units and zones, bad values
     notes += seen_before(state)
     notes += state.memory.warnings
@@ -307,7 +312,7 @@ def to_markdown(r: Report) -> str:
         "|---|---|---|---|---|---|",
     ]
     for i, c in enumerate(r.root_causes, 1):
-        share = f"{c.contribution:.0%}" if c.contribution is not None else ""
+        share = _share(c)
         kind = c.kind + (f" ({_md(c.detail or c.driver or '')})" if c.detail or c.driver else "")
         lines.append(
             f"| {i} | {kind} | {_md(seg(c.segment))} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
@@ -355,6 +360,13 @@ def segment_cells(row: SegmentChange) -> list[str]:
     return [seg(row.segment), num(row.current), num(row.baseline), signed(row.change), share]
 
 
+def _share(c: RootCause) -> str:
+    """A cause's share for the tables: "55% (gross)" when it is of the movement either way."""
+    if c.contribution is None:
+        return ""
+    return f"{c.contribution:.0%}" + (" (gross)" if c.basis == "gross" else "")
+
+
 def _md(text: str) -> str:
     """Text from the data or a model inside Markdown: HTML shown, never rendered; one line."""
     return md(text).replace("\n", " ")
@@ -394,7 +406,7 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
     for col in ("#", "kind", "segment", "share", "change", "evidence"):
         causes.add_column(col, overflow="fold")
     for i, c in enumerate(report.root_causes, 1):
-        share = f"{c.contribution:.0%}" if c.contribution is not None else ""
+        share = _share(c)
         kind = c.kind + (f" ({c.detail or c.driver})" if c.detail or c.driver else "")
         causes.add_row(*cells(i, kind, seg(c.segment), share, signed(c.change), c.evidence))
     console.print(causes)

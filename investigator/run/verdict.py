@@ -36,7 +36,8 @@ def confidence(causes: list[RootCause], evidence: Evidence) -> Confidence:
         sure = z is not None and abs(z) < 2 and not no_change.doubtful(evidence)
         return "high" if sure else "medium"
     share = abs(top.contribution or 0) if top.kind not in ("broad_based", "seasonality") else 1.0
-    total = sum(abs(c.contribution or 0) for c in causes if c.kind != "broad_based")
+    # a driver is a second axis of the same change: its share does not add to the segments'
+    total = sum(abs(c.contribution or 0) for c in causes if c.kind not in ("broad_based", "driver_change"))
     level: Confidence = "high" if share >= 0.6 or total >= 0.8 else "medium" if share >= 0.3 else "low"
     if move is None or move.short_history or z is None:
         named = bool(top.segment) or top.kind in ("data_quality", "mix_shift")

@@ -9,7 +9,7 @@ from investigator import kinds
 from investigator.analysis.causes import RootCause
 from investigator.analysis.spec import AnalysisSpec, Window
 from investigator.fmt import pair, pct, seg, share
-from investigator.kinds.common import SHARE_LIMIT, part_of, too_short
+from investigator.kinds.common import part_of, too_short
 from investigator.kinds.data_quality import relabel_note
 from investigator.kinds.offsetting import offset_note
 from investigator.memory.models import ApprovedFact
@@ -105,9 +105,12 @@ def _share_words(c: RootCause, evidence: Evidence) -> str:
     """How much of the net change a cause carries; a negative share moved against the total."""
     if c.contribution is None or c.contribution == 1.0:
         return ""
-    if abs(c.contribution) > SHARE_LIMIT:  # a flat total: what it moved and what offset it
+    if c.basis == "gross":  # a flat total: what it moved, what the rest moved the other way
         net = evidence.segments.total_change if evidence.segments else None
-        return f" ({part_of(c.contribution, c.change, net)})"
+        either = f"{share(abs(c.contribution))} of the movement either way"
+        if net and c.change is not None:
+            return f" ({part_of(c.change / net, c.change, net)}: {either})"
+        return f" ({either})"
     if c.contribution < 0:
         return f" (moved against the total: {share(abs(c.contribution))} of the change, the other way)"
     return f" ({share(c.contribution)} of the change)"

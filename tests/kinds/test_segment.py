@@ -1,5 +1,6 @@
 """A segment beyond its fair share: past 300% of a flat total's net change, a share is never the
-headline; the words say what the segment moved and what the rest moved the other way."""
+headline nor a cause's number: the words say what the segment moved and what the rest moved the
+other way, and the cause carries its share of the gross movement."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ..planners.test_real_shapes import kinds, run
 
@@ -45,3 +47,7 @@ def test_a_flat_total_names_what_moved_and_what_offset_it(tmp_path: Path) -> Non
     assert all(s <= 300 for s in shares), rep.conclusion
     said = f"+{own / 1000:.2f}k while the rest moved {rest / 1000:.2f}k"
     assert said in rep.conclusion and said in rep.root_causes[0].evidence, rep.conclusion
+    # the cause's share is of the gross movement, re-checked on the host in the same terms
+    north = rep.root_causes[0]
+    assert north.basis == "gross" and north.verified
+    assert north.contribution == pytest.approx(own / (abs(own) + abs(rest)), abs=0.002)
