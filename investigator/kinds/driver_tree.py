@@ -28,8 +28,9 @@ HELD = 0.1  # a driver carrying less than this (either way) held
 def _hypotheses(spec: AnalysisSpec) -> list[tuple[HypothesisKind, str]]:
     if not spec.drivers:
         return []
-    names = ", ".join(d.name for d in spec.drivers)
-    return [("drivers", f"One driver of {spec.metric} = {tree_text(spec)} moved ({names}): which one?")]
+    return [
+        ("drivers", f"One driver of {spec.metric} = {tree_text(spec)} carries the change; the others held.")
+    ]
 
 
 def drivers_moved(split: DriverSplit) -> list[DriverPart]:
