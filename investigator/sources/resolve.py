@@ -118,7 +118,9 @@ def resolve(
             "(count_distinct_daily): use one kind on both sides"
         )
     approx = any(m.kind == "approx_count_distinct" for m in measures)
-    drivers, tree_note = driver_tree(request.metric, definition, measures, columns)
+    drivers, tree_note = driver_tree(
+        request.metric, definition, measures, columns, other_data=bool(request.data)
+    )
     notes += tree_note
     spec = AnalysisSpec(
         # the headline, the charts and memory name what was measured: the filtered rows' metric
@@ -149,11 +151,17 @@ def resolve(
 
 
 def driver_tree(
-    metric: str, definition: MetricDefinition, measures: list[Measure], columns: list[str]
+    metric: str,
+    definition: MetricDefinition,
+    measures: list[Measure],
+    columns: list[str],
+    other_data: bool = False,
 ) -> tuple[list[Driver], list[str]]:
     """The metric's driver tree (`drivers:` in its definition) as factors of named metrics of sums
     and counts, and a note when the tree was left out (a factor not defined, a column not in the
-    data, a distinct count: distinct users do not multiply)."""
+    data, a distinct count: distinct users do not multiply). On other data than the metric's
+    (`--data`), a tree whose columns that data lacks is left out without a word: a table of orders
+    has no sessions, and a note on every run of it would be noise."""
     if not definition.drivers:
         return [], []
     named = load_metrics()
@@ -167,6 +175,8 @@ def driver_tree(
         sides = [m for m in (num, den) if m is not None]
         gone = [m.column for m in sides if m.column and m.column not in columns]
         if gone:
+            if other_data:
+                return [], []
             why = f"column {gone[0]!r} of {name} is not in this data"
             break
         if any(not m.additive for m in [*sides, *measures]):

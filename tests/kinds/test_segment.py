@@ -51,3 +51,44 @@ def test_a_flat_total_names_what_moved_and_what_offset_it(tmp_path: Path) -> Non
     north = rep.root_causes[0]
     assert north.basis == "gross" and north.verified
     assert north.contribution == pytest.approx(own / (abs(own) + abs(rest)), abs=0.002)
+
+
+def campaigns(seed: int = 5) -> pd.DataFrame:
+    """Revenue by channel, campaign (150 values, all inside the paid channel; 20 in email) and
+    device, for 90 days; in the last week every paid campaign runs at 60%."""
+    rng = np.random.default_rng(seed)
+    names = {
+        "paid": [f"c{i:03d}" for i in range(150)],
+        "organic": ["(none)"],
+        "email": [f"e{i:02d}" for i in range(20)],
+    }
+    rows = []
+    for d in range(90):
+        day = END - timedelta(days=89 - d)
+        for channel, level in (("paid", 30000), ("organic", 40000), ("email", 15000)):
+            weights = rng.dirichlet(np.full(len(names[channel]), 2.0))
+            for campaign, w in zip(names[channel], weights, strict=True):
+                for device in ("ios", "android", "web"):
+                    v = level * w / 3 * (1 + rng.normal(0, 0.15))
+                    rows.append(
+                        (
+                            day,
+                            channel,
+                            campaign,
+                            device,
+                            max(v, 0.0) * (0.6 if d >= 83 and channel == "paid" else 1),
+                        )
+                    )
+    return pd.DataFrame(rows, columns=["date", "channel", "campaign", "device", "revenue"])
+
+
+def test_a_many_valued_dimension_does_not_hide_the_cause(tmp_path: Path) -> None:
+    """A new user's default dimensions (every text column, a campaign id with 170 values among
+    them) give the answer the right dimensions give: the channel, not campaigns or devices."""
+    frame = campaigns()
+    (tmp_path / "default").mkdir()
+    (tmp_path / "chosen").mkdir()
+    default = run(tmp_path / "default", frame, "revenue", END, window="7d")
+    chosen = run(tmp_path / "chosen", frame, "revenue", END, window="7d", dimensions=["channel", "device"])
+    assert [c.segment for c in default.root_causes[:1]] == [{"channel": "paid"}], default.conclusion
+    assert [c.segment for c in chosen.root_causes[:1]] == [{"channel": "paid"}], chosen.conclusion
