@@ -18,6 +18,7 @@ from typing import Literal
 import ibis
 from pydantic import BaseModel, Field
 
+from .queries import is_extract, leaves
 from .spec import AnalysisSpec, Driver, Measure, Window
 from .table import Table
 
@@ -104,6 +105,21 @@ def driver_split(table: Table, spec: AnalysisSpec) -> DriverSplit:
     return out.model_copy(update={"parts": parts})
 
 
+def driver_measures(spec: AnalysisSpec) -> list[Measure]:
+    """The sums and counts the tree's drivers are made of (an engine's extract carries them)."""
+    return list({m.text: m for d in spec.drivers for m in _sides(d)}.values())
+
+
+def driver_value(t: Table, m: Measure) -> ibis.Value:
+    """One of the tree's measures over `t`'s rows: a column summed, rows or values counted; on an
+    engine's extract, its per-group column summed."""
+    if is_extract(t):
+        return t[m.name].sum()
+    if m.kind == "count":
+        return t.count() if m.column is None else t[m.column].count()
+    return t[m.column or ""].sum()  # the tree's measures are sums and counts (`spec.Driver`)
+
+
 def _sides(d: Driver) -> list[Measure]:
     return [d.numerator, *([d.denominator] if d.denominator is not None else [])]
 
@@ -113,16 +129,11 @@ def _text(d: Driver) -> str:
 
 
 def _sums(table: Table, spec: AnalysisSpec, w: Window, measures: dict[str, Measure]) -> dict[str, float]:
-    rows = table.filter(table[spec.time_column].between(w.start, w.end))
-    aggs = {f"m{i}": _aggregate(rows, m) for i, m in enumerate(measures.values())}
+    rows = leaves(table)
+    rows = rows.filter(rows[spec.time_column].between(w.start, w.end))
+    aggs = {f"m{i}": driver_value(rows, m) for i, m in enumerate(measures.values())}
     got = rows.aggregate(**aggs).to_pandas().iloc[0]
     return {k: float(got[f"m{i}"] or 0.0) for i, k in enumerate(measures)}
-
-
-def _aggregate(t: Table, m: Measure) -> ibis.Value:
-    if m.kind == "count":
-        return t.count() if m.column is None else t[m.column].count()
-    return t[m.column or ""].sum()  # the tree's measures are sums and counts (`spec.Driver`)
 
 
 def _driver(d: Driver, sums: dict[str, float]) -> float | None:

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from investigator.analysis.distinct import extract_rows
+from investigator.analysis.drivers import driver_measures, driver_value
 from investigator.analysis.quality import duplicate_suspects
 from investigator.analysis.queries import (
     DISTINCT,
@@ -69,6 +70,8 @@ def write_extract(table: Any, spec: AnalysisSpec, path: Path, max_rows: int = MA
         aggs[m] = measure(t, spec, m).cast("float64")
         aggs[m + NULLS] = t[column or m].isnull().sum().cast("int64")
         aggs[m + NEGATIVES] = ibis.literal(0, "int64") if column else (t[m] < 0).sum().cast("int64")
+    for d in driver_measures(spec):  # the tree's sums and counts, summed per group like the metric's
+        aggs.setdefault(d.name, driver_value(t, d).cast("float64"))
     n = spec.numerator
     main = _fetch(t.group_by(keys).aggregate(**aggs), max_rows, spec)
     moved = main.nbytes

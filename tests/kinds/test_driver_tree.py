@@ -120,3 +120,21 @@ def test_a_tree_is_named_metrics_multiplied_or_divided() -> None:
     for bad in ("sessions", "sessions + orders", "aov * aov"):
         with pytest.raises(ValueError):
             MetricDefinition(expression="revenue", drivers=bad)
+
+
+def test_a_database_gives_the_files_split(tmp_path: Path) -> None:
+    """Behind a URL the kernel reads the engine's extract: it carries the tree's sums, so the split
+    is the file's to the last digit."""
+    from ..sources.conftest import load_sqlite
+    from ..sources.test_engines import run as run_at
+
+    frame = shop()
+    path = tmp_path / "shop.parquet"
+    frame.to_parquet(path, index=False)
+    load_sqlite(tmp_path / "shop.db", "shop", frame)
+    on_file = run_at("revenue", str(path), tmp_path / "file")
+    in_db = run_at("revenue", f"sqlite:///{tmp_path / 'shop.db'}", tmp_path / "db", table="shop")
+    file_causes, db_causes = ([c for c in r.root_causes if c.driver] for r in (on_file, in_db))
+    assert [c.driver for c in db_causes] == [c.driver for c in file_causes] == ["conversion"]
+    assert db_causes[0].contribution == file_causes[0].contribution
+    assert db_causes[0].change == pytest.approx(file_causes[0].change, rel=1e-9)
