@@ -4,8 +4,9 @@ question about revenue is which of them moved ("conversion fell; traffic held").
 It applies to a metric whose definition names its drivers (`drivers:` in `configs/metrics.yaml`).
 The split is `analysis.drivers.driver_split` (log-mean: the parts add up to the change). It is a
 second axis, not a rival story: a segment says where the move happened, a driver what moved there.
-So it comes after the segment kinds and before "no change", and only on a move to explain that
-no data problem made.
+So it comes after the segment kinds and before "no change", and only on a move to explain, with no
+data problem named: copied or missing rows are in every driver's sums, and a split of them would
+blame traffic for a reload.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ def _read(p: AnalysisResult) -> Reading | None:
 
 def _decide(case: Case) -> list[RootCause]:
     split = case.evidence.drivers
-    if split is None or not split.split or not to_explain(case) or data_quality.explains_all(case):
-        return []
+    if split is None or not split.split or not to_explain(case) or case.of(data_quality.KIND.name):
+        return []  # a data problem in the windows is in every driver's sums: their split would blame it
     moved = drivers_moved(split)
     return [
         RootCause(kind="driver_change", driver=p.name, contribution=share_of(p.share), change=p.part,
