@@ -10,6 +10,8 @@ A scenario is found when every truth cause is among the report's first three roo
 same kind (and detail, for data quality) and exactly the same segment. Each of those first three
 that matches no truth cause, and is not a drill-down of one (its segment contains the truth's), is a
 false cause; for a `no_change` truth, any other cause is false. A person acts on every listed cause.
+A driver of the metric's tree (`driver_change`: sessions fell, conversion held) is a second axis of
+the same move, not a rival of a planted segment: it is not counted among them.
 """
 
 from __future__ import annotations
