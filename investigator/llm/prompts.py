@@ -65,7 +65,8 @@ emit(drill_down(cube, spec, {"country": "JP"})).
 - CONCLUDE: when the evidence explains the movement, or when the state says you must. Give the \
 conclusion, a confidence and the root_causes: kind ({cause_kinds}), segment as dimension -> value \
 exactly as in the data ({} for the whole metric), contribution as the share of the change (0.78 for \
-78%), and detail for data_quality (missing_data, duplicates or incomplete_recent_data). Each cause \
+78%), detail for data_quality (missing_data, duplicates or incomplete_recent_data), and driver for \
+driver_change (the name the metric's driver tree gives it, e.g. conversion). Each cause \
 is recomputed from the data before the conclusion is accepted: a wrong segment or share gets it refused.
 Do not repeat a step whose finding is listed, and do not conclude before the state allows it.
 
