@@ -24,7 +24,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 import anyio
 import anyio.from_thread
@@ -39,6 +39,7 @@ from investigator.front import mcp_tools as work
 from investigator.front.live import Snapshot
 from investigator.front.mcp_bounds import bounded
 from investigator.front.mcp_tools import Place, RunList, TriageResult
+from investigator.front.question import mcp_parameters, with_options
 from investigator.memory.api import FactsView
 from investigator.report.model import Report
 from investigator.sources.describe import DataDescription, describe_data
@@ -246,44 +247,18 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
         Call it before investigate to ask a valid question."""
         return await _in_thread(lambda: _describe(place, data, table, sql, metric, window, time_column), data)
 
-    @mcp.tool()
-    async def investigate(
-        metric: Annotated[str, Field(description="A configured metric, a column (summed) or a ratio a/b")],
-        ctx: Context,
-        data: Annotated[str | None, Field(description="File, connection URL or env:VAR")] = None,
-        table: Annotated[str | None, Field(description="With a URL: the table")] = None,
-        sql: Annotated[str | None, Field(description="With a URL: a read-only query")] = None,
-        window: Annotated[
-            str, Field(description="Nd, Nw, Nmo, Nq or Ny (whole periods), or a range of days A..B")
-        ] = "7d",
-        end: Annotated[str | None, Field(description="Last day of the window (YYYY-MM-DD)")] = None,
-        time_column: Annotated[
-            str | None, Field(description="The date column (default: the metric's, else 'date')")
-        ] = None,
-        baseline: Annotated[
-            str,
-            Field(description="previous, wow, mom, qoq, yoy, avgN (mean of the N windows before) or A..B"),
-        ] = "previous",
-        dimensions: Annotated[list[str] | None, Field(description="Columns to localize")] = None,
-        filter: Annotated[
-            str | None, Field(description="Only these rows: region=EU, or a boolean SQL expression")
-        ] = None,
-        planner: Literal["offline", "llm"] | None = None,
-        max_iterations: Annotated[int | None, Field(ge=1, le=100)] = None,
-    ) -> Annotated[CallToolResult, Report]:
+    async def investigate(ctx: Context, **options: Any) -> Annotated[CallToolResult, Report]:
         """Investigate why METRIC moved in the last WINDOW against its baseline (the CLI's
         `investigate`). Sends a progress notification per iteration; cancelling stops the run at
         its next iteration (resumable). Returns the report: status concluded or partial (continue
         a partial one with resume(run_id, more=5)), conclusion, confidence, root causes."""
 
         def run(progress: Callable[[Snapshot], None], stop: threading.Event) -> Report:
-            return work.investigation(
-                place, progress, stop, metric=metric, data=data, table=table, sql=sql, window=window,
-                end=end, time_column=time_column, baseline=baseline, dimensions=dimensions,
-                filter=filter, planner=planner, max_iterations=max_iterations,
-            )  # fmt: skip
+            return work.investigation(place, progress, stop, **options)
 
-        return await _running(jobs, ctx, run, data)
+        return await _running(jobs, ctx, run, options.get("data"))
+
+    mcp.tool()(with_options(investigate, mcp_parameters()))
 
     @mcp.tool()
     async def resume(
