@@ -128,7 +128,7 @@ def resolve(
         dimensions=list(dims),
         current=current,
         baseline=baseline,
-        baseline_kind=request.baseline,
+        baseline_kind=str(request.baseline),
         grain=grain.unit,
         grain_step=grain.step,
         filter=row_filter,
