@@ -235,19 +235,44 @@ def resume_command(
     _guard(go)
 
 
+# an example for each command's help (`investigate CMD --help`): kept here, where the commands meet
+COMMAND_EXAMPLES = {
+    "resume": "investigate resume 20260329-101500-a1b2c3 --more 5",
+    "mcp": "investigate mcp   (stdio, for a desktop assistant)   ·   investigate mcp --transport http",
+    "triage": "investigate triage --config examples/triage/triage.yaml --dry-run",
+    "warm status": "investigate warm status",
+    "warm stop": "investigate warm stop   (INVESTIGATOR_WARM=0 keeps it from starting again)",
+    "facts list": "investigate facts list --json",
+    "facts review": "investigate facts review",
+    "facts approve": "investigate facts approve f-3a9c1e --topic billing",
+    "facts reject": "investigate facts reject f-3a9c1e",
+    "memory search": 'investigate memory search "revenue drop in FR"',
+    "memory compact": "investigate memory compact",
+    "memory forget": "investigate memory forget 20260329-101500-a1b2c3",
+}
+
+
 def _register_subcommands() -> None:
     """Each feature owns its commands in its own module (kept light to import: heavy imports happen
-    inside the commands)."""
+    inside the commands); each gets its example here."""
+    from investigator.front.describe_cli import EXAMPLE, describe_command
     from investigator.front.mcp_cli import mcp_command
     from investigator.memory.cli import facts_app, memory_app
     from investigator.triage.cli import app as triage_app
     from investigator.warm.cli import app as warm_app
 
-    app.add_typer(triage_app, name="triage")
-    app.add_typer(warm_app, name="warm")
-    app.add_typer(facts_app, name="facts")
-    app.add_typer(memory_app, name="memory")
-    app.command("mcp")(mcp_command)
+    def example(name: str) -> str:
+        return f"Example: {COMMAND_EXAMPLES[name]}"
+
+    app.add_typer(triage_app, name="triage", epilog=example("triage"))
+    for group, sub in (("warm", warm_app), ("facts", facts_app), ("memory", memory_app)):
+        app.add_typer(sub, name=group)
+        for command in sub.registered_commands:
+            command.epilog = example(f"{group} {command.name}")
+    app.command("mcp", epilog=example("mcp"))(mcp_command)
+    app.command("describe", epilog=EXAMPLE)(describe_command)
+    resume_info = next(c for c in app.registered_commands if c.name == "resume")
+    resume_info.epilog = example("resume")
 
 
 _register_subcommands()
