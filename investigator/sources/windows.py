@@ -146,9 +146,7 @@ def _range_grain(start: date, end: date, data: Grain, what: str) -> tuple[Grain,
     return data, data.covers(start, end)
 
 
-def _baseline(
-    kind: Baseline, current: Window, counted: Grain, data: Grain, length: int, flag: str
-) -> Window:
+def _baseline(kind: Baseline, current: Window, counted: Grain, data: Grain, length: int, flag: str) -> Window:
     """The baseline of `current` (`length` periods of `counted`)."""
     n = kind.n
     if n is not None:  # the n windows before, as one range: its sum over n is their mean
