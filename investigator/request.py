@@ -141,6 +141,15 @@ class Baseline(BaseModel, frozen=True):
     def __str__(self) -> str:
         return self.text
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to another baseline of the same text, or to that text itself (`== "yoy"`)."""
+        if isinstance(other, str):
+            return self.text == other
+        return isinstance(other, Baseline) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
 
 def _baseline_fields(text: str, flag: str) -> dict[str, Any]:
     written = check_baseline(text, flag)
