@@ -63,12 +63,12 @@ def test_an_option_added_to_the_declaration_reaches_every_door() -> None:
     assert seen == {"cli": True, "notebook": True, "magic": "yes", "mcp": "A new option, declared once."}
 
 
-def _mcp_schema() -> dict[str, Any]:
+def _mcp_schema(tool: str = "investigate") -> dict[str, Any]:
     async def listed() -> dict[str, Any]:
         server, _ = build_server(Place(runs_dir=Path("r"), home=Path("h")))
         async with Client(server) as client:
             tools = (await client.list_tools()).tools
-            return next(t for t in tools if t.name == "investigate").input_schema
+            return next(t for t in tools if t.name == tool).input_schema
 
     return anyio.run(listed)
 
@@ -95,6 +95,10 @@ def test_every_declared_option_is_at_every_door_that_takes_it_and_nowhere_else()
     assert mcp["properties"]["max_iterations"]["maximum"] == 100
     assert set(cli) - declared == {"json_path", "quiet", "verbose", "version"}
     assert set(notebook) - declared == {"json_path", "quiet"}
+    described = _mcp_schema("describe_data")  # the same options, none required, no default window
+    assert "required" not in described and described["properties"]["window"]["default"] is None
+    for name, field in described["properties"].items():
+        assert field["description"] == question.named(name).help
 
 
 def test_the_llm_modes_declared_are_the_planners() -> None:
