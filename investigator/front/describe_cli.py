@@ -36,11 +36,11 @@ def describe_command(
 ) -> None:
     """The data's columns and types, the time column and grain a run would use, the date range, the
     dimensions with their number of values, the numeric measures, and the first command to try."""
-    from investigator.front.cli import _guard
+    from investigator.errors import InvestigatorError, UserError
     from investigator.limits import check_lengths
     from investigator.sources.describe import describe_data
 
-    def go() -> None:
+    try:
         check_lengths({"data": data, "table": table, "sql": sql, "metric": metric, "time_column": time_column,
                        "window": window}, "--")  # fmt: skip
         found = describe_data(
@@ -56,8 +56,12 @@ def describe_command(
             print(found.model_dump_json(indent=2))
         else:
             print(text(found, data, table, sql, time_column))
-
-    _guard(go)
+    except UserError as e:  # one line, as the main command says it (exit 2: the user's to fix)
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    except InvestigatorError as e:
+        typer.echo(f"failed: {e}", err=True)
+        raise typer.Exit(1) from None
 
 
 def text(d: DataDescription, data: str | None, table: str | None, sql: str | None, asked: str | None) -> str:
