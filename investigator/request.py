@@ -10,25 +10,25 @@ from __future__ import annotations
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     Field,
     ValidationError,
-    field_validator,
     model_serializer,
     model_validator,
 )
 
 from investigator.analysis.grain import (
     SUFFIX,
+    BaselineKind,
     WindowError,
     WindowUnit,
     month_end,
     parse_window,
 )
-from investigator.analysis.ranges import check_baseline, is_range, parse_range, range_text
+from investigator.analysis.ranges import avg_count, check_baseline, is_range, parse_range, range_text
 from investigator.analysis.spec import Measure, average_of, parse_measure
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import UserError
@@ -99,6 +99,69 @@ def _span_fields(text: str, flag: str = "") -> dict[str, Any]:
     return {"n": n, "unit": unit, "text": text.strip()}
 
 
+class Baseline(BaseModel, frozen=True):
+    """What the window is compared with: a named baseline (`previous`, `wow`, `mom`, `qoq`, `yoy`),
+    the mean of the N windows before (`avgN`: `kind` "avg", `n` set) or a range of days (`kind`
+    "range", `start` and `end` set).
+
+    Parsed once, where the question is asked (`Baseline.of`); stored as its text, so a saved run
+    and a triage config read back the same."""
+
+    kind: BaselineKind | Literal["avg", "range"]
+    text: str
+    n: int | None = None
+    start: date | None = None
+    end: date | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return _baseline_fields(value, "")
+            except WindowError as e:
+                raise ValueError(str(e)) from None
+        return value
+
+    @model_serializer
+    def _to_text(self) -> str:
+        return self.text
+
+    @classmethod
+    def of(cls, text: str | Baseline, flag: str = "--") -> Baseline:
+        """The baseline `text` names; a `UserError` that says what to write otherwise (`flag`
+        prefixes the option's name in it)."""
+        if isinstance(text, Baseline):
+            return text
+        try:
+            return cls(**_baseline_fields(text, flag))
+        except WindowError as e:
+            raise UserError(str(e)) from None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another baseline of the same text, or to that text itself (`== "yoy"`)."""
+        if isinstance(other, str):
+            return self.text == other
+        return isinstance(other, Baseline) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def _baseline_fields(text: str, flag: str) -> dict[str, Any]:
+    written = check_baseline(text, flag)
+    if is_range(written):
+        start, end = parse_range(written, f"{flag}baseline")
+        return {"kind": "range", "text": written, "start": start, "end": end}
+    n = avg_count(written)
+    if n is not None:
+        return {"kind": "avg", "text": written, "n": n}
+    return {"kind": written, "text": written}
+
+
 class Request(BaseModel):
     """An investigation as the user asked for it (CLI flags or notebook keyword arguments)."""
 
@@ -117,8 +180,8 @@ class Request(BaseModel):
     )
     window: Span = Field(default_factory=lambda: Span.of("7d"))
     end: date | None = None
-    baseline: str = Field(
-        "previous",
+    baseline: Baseline = Field(
+        default_factory=lambda: Baseline.of("previous"),
         description="previous, wow, mom, qoq, yoy, avgN (the mean of the N windows before) or a range "
         "of days (2026-02-01..2026-02-07)",
     )
@@ -138,14 +201,6 @@ class Request(BaseModel):
         description="a dbt semantic manifest (or a dbt project folder) that defines `metric`; its "
         "filter is in `filter` already",
     )
-
-    @field_validator("baseline")
-    @classmethod
-    def _baseline(cls, value: str) -> str:
-        try:
-            return check_baseline(value)
-        except WindowError as e:
-            raise ValueError(str(e)) from None
 
 
 _PLAIN = re.compile(r"^[^=,&<>!;'\"()]+$")
@@ -230,7 +285,7 @@ def build_request(
     data: str | None,
     window: str | Span,
     end: str | date | None,
-    baseline: str,
+    baseline: str | Baseline,
     time_column: str | None,
     dimensions: list[str] | str | None,
     objective: str | None,
@@ -249,13 +304,11 @@ def build_request(
         raise UserError(f"{flag}metric is required, e.g. {flag}metric revenue or {flag}metric revenue/orders")
     check_lengths(
         {"metric": metric, "data": data, "table": table, "sql": sql, "time_column": time_column,
-         "baseline": baseline, "objective": objective, "dimensions": dimensions},
+         "baseline": str(baseline), "objective": objective, "dimensions": dimensions,
+         "keep_dimensions": keep_dimensions},
         flag,
     )  # fmt: skip
-    try:
-        baseline = check_baseline(baseline, flag)
-    except WindowError as e:
-        raise UserError(str(e)) from None
+    compared = Baseline.of(baseline, flag)
     span = span_of(window, flag) if isinstance(window, str) else window
     end_day = parse_end(end, flag) if isinstance(end, str) else end
     if span.is_range and end_day is not None:
@@ -283,7 +336,7 @@ def build_request(
         if text and (refused := too_deep(text, f"{flag}{name}")) is not None:
             raise UserError(refused)
     fields: dict[str, Any] = {
-        "metric": metric, "data": data, "window": span, "end": end_day, "baseline": baseline,
+        "metric": metric, "data": data, "window": span, "end": end_day, "baseline": compared,
         "time_column": time_column, "dimensions": dimensions or None, "objective": objective,
         "table": table or None, "sql": sql or None, "keep_dimensions": keep_dimensions or [],
         "filter": (filter or "").strip() or None, "semantic_manifest": semantic_manifest,

@@ -39,6 +39,7 @@ from investigator.run.state import STATE_FILE, RunState, drop_unsaved, load, new
 from investigator.runs import DATAFRAME_FILE, forget_kernel_state, load_run, new_run, one_name_each, same_data
 from investigator.sources.demo import demo_path
 from investigator.sources.frames import write_frame
+from investigator.sources.resolve import refuse_early
 from investigator.sources.urls import is_url
 
 if TYPE_CHECKING:
@@ -108,7 +109,14 @@ def investigate(
         kernel = started_kernel(settings, folder, state.data_path, reuse_kernel)
         return _run(state, settings, hooks, kernel, planner, started, reuse_kernel, checker)
     # a file, or a local kernel that will read the extract where the engine's answer is written:
-    # the kernel starts while the data is checked (and the engine aggregates)
+    # the kernel starts while the data is checked (and the engine aggregates); a file's columns are
+    # checked first, so a question they cannot answer is refused without a kernel started for it
+    if not url:
+        try:
+            refuse_early(request, where, definition)
+        except BaseException:
+            drop_unsaved(folder)
+            raise
     spawned = spawn_early(settings, folder)  # its kernel warms while this process imports the SDK
     if settings.sandbox != "inprocess":  # the MCP SDK first, alone: the server is reached sooner than
         import investigator.kernels.mcp  # noqa: F401  # when this import shares the GIL with validation

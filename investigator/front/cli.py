@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -24,6 +24,7 @@ from investigator.errors import Interrupted, InvestigatorError, UserError
 from investigator.files import write_atomic
 from investigator.front.flags import ask
 from investigator.front.live import progress
+from investigator.front.question import cli_parameters, with_options
 from investigator.report.model import Report, render_terminal
 from investigator.runner import continue_run, investigate, resume
 from investigator.terminal import library_logs, text
@@ -136,115 +137,63 @@ def _version(show: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback(invoke_without_command=True)
+OUT = "Output"
+EXAMPLES = """Examples:
+  investigate --metric revenue --window 7d                   the demo data
+  investigate --data sales.csv --metric revenue --window 4w --baseline yoy
+  investigate --data env:WAREHOUSE_URL --table orders --metric revenue/orders
+  investigate describe sales.csv                  what a run would read there
+
+Exit codes: 0 concluded, 3 cut short at a limit (resume RUN_ID --more 5),
+2 a mistake in the question, 1 failed, 4 the model endpoint was lost (the
+run is saved), 130 interrupted.
+
+A run writes runs/RUN_ID/ and the project's memory in ./.investigator/.
+From a terminal a warm helper stays in the background for the next question
+(investigate warm --help; INVESTIGATOR_WARM=0 turns it off)."""
+
+
+@app.callback(invoke_without_command=True, epilog=EXAMPLES)
 def main_command(
     ctx: typer.Context,
-    metric: Annotated[
-        str | None, typer.Option(help="Configured metric, a column (summed) or a ratio a/b.")
-    ] = None,
-    data: Annotated[
-        str | None,
-        typer.Option(
-            help="CSV or Parquet file, or a connection URL (duckdb:///f.ddb, postgres://user@host/db, "
-            "sqlite:///f.db, spark://local[2], ...) or env:VAR naming one; default: the metric's or the "
-            "demo data."
-        ),
-    ] = None,
-    table: Annotated[
-        str | None, typer.Option(help="With a URL: the table (for spark://, also a Parquet path).")
-    ] = None,
-    sql: Annotated[str | None, typer.Option(help="With a URL: a query whose result is the data.")] = None,
-    window: Annotated[
-        str,
-        typer.Option(
-            help="Current window: Nd, Nw, Nmo (or Nm), Nq, Ny, or a range of whole periods "
-            "2026-03-01..2026-03-07 (then no --end)."
-        ),
-    ] = "7d",
-    end: Annotated[
-        str | None, typer.Option(help="Last day of the window (YYYY-MM-DD); default: last date in the data.")
-    ] = None,
-    baseline: Annotated[
-        str,
-        typer.Option(
-            help="previous | wow | mom | qoq | yoy | avgN (the mean of the N windows before, N 2..52) "
-            "| a range 2026-02-01..2026-02-07 (compared per period if its length differs)"
-        ),
-    ] = "previous",
-    time_column: Annotated[
-        str | None, typer.Option(help="Date column (default: the metric's, else 'date').")
-    ] = None,
-    dimensions: Annotated[str | None, typer.Option(help="Comma-separated dimension columns.")] = None,
-    keep_dimensions: Annotated[
-        str | None,
-        typer.Option(help="Comma-separated dimensions to localize even when their values look like ids."),
-    ] = None,
-    objective: Annotated[str | None, typer.Option(help="The question in words.")] = None,
-    filter: Annotated[
-        str | None,
-        typer.Option(
-            help="Only these rows: a segment (region=EU, several joined with , or &; compared as text) "
-            "or a boolean SQL expression over the columns (\"amount > 100 AND region IN ('EU','UK')\")."
-        ),
-    ] = None,
-    semantic_manifest: Annotated[
+    *,
+    json_path: Annotated[
         Path | None,
-        typer.Option(
-            help="A dbt semantic manifest (target/semantic_manifest.json) or a dbt project folder: "
-            "--metric names one of its metrics."
-        ),
+        typer.Option("--json", help="Write the report as JSON here (- for stdout).", rich_help_panel=OUT),
     ] = None,
-    json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON here.")] = None,
-    quiet: Annotated[bool, typer.Option(help="Print only the conclusion.")] = False,
-    planner: Annotated[str | None, typer.Option(help="offline (default) or llm.")] = None,
-    sandbox: Annotated[
-        str | None,
-        typer.Option(help="local or docker (default: local for the offline planner, docker for llm)."),
-    ] = None,
-    max_iterations: Annotated[int | None, typer.Option(help="Stop after this many steps.")] = None,
-    max_tokens_per_run: Annotated[
-        int | None, typer.Option(help="LLM planner: conclude once this many tokens are used.")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="LLM planner: model name at OPENAI_BASE_URL.")] = None,
-    llm_mode: Annotated[
-        str | None,
-        typer.Option(
-            help="LLM planner structured output: auto (default: the strictest the server enforces) | "
-            "json_schema | json_object_schema | tools | json | md_json."
-        ),
-    ] = None,
-    runs_dir: Annotated[Path | None, typer.Option(help="Where run folders go (default ./runs).")] = None,
-    home: Annotated[
-        Path | None, typer.Option(help="The project's memory folder (default ./.investigator).")
-    ] = None,
+    quiet: Annotated[bool, typer.Option(help="Print only the conclusion.", rich_help_panel=OUT)] = False,
     verbose: Annotated[
-        bool, typer.Option(help="Print the libraries' INFO logs too (each HTTP request to the model).")
+        bool,
+        typer.Option(
+            help="Print the libraries' INFO logs too (each HTTP request to the model).", rich_help_panel=OUT
+        ),
     ] = False,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version.", rich_help_panel=OUT
+        ),
     ] = False,
+    **options: Any,
 ) -> None:
     """Investigate why METRIC moved in the last WINDOW compared with its baseline."""
     if verbose:
         library_logs(logging.INFO)
+    runs_dir, home = options.get("runs_dir"), options.get("home")
     ctx.obj = {"runs_dir": runs_dir, "json_path": json_path, "quiet": quiet, "home": home}
     if ctx.invoked_subcommand is not None:
         return
 
     def go() -> None:
-        request, settings, choice = ask(
-            metric=metric, data=data, table=table, sql=sql, window=window, end=end, baseline=baseline,
-            time_column=time_column, dimensions=dimensions, keep_dimensions=keep_dimensions,
-            objective=objective, filter=filter, semantic_manifest=semantic_manifest, planner=planner,
-            sandbox=sandbox,
-            max_iterations=max_iterations, max_tokens_per_run=max_tokens_per_run, model=model,
-            llm_mode=llm_mode, runs_dir=runs_dir, home=home, flag="--", by_owner=True,
-        )  # fmt: skip
+        request, settings, choice = ask(flag="--", by_owner=True, **options)
         with progress(settings.max_iterations, enabled=not quiet) as hooks:
             report = investigate(request, settings, hooks, llm=choice, started=program_started)
         _finish(report, json_path, quiet, settings.runs_dir)
 
     _guard(go)
+
+
+with_options(main_command, cli_parameters())
 
 
 @app.command("resume")
@@ -286,19 +235,44 @@ def resume_command(
     _guard(go)
 
 
+# an example for each command's help (`investigate CMD --help`): kept here, where the commands meet
+COMMAND_EXAMPLES = {
+    "resume": "investigate resume 20260329-101500-a1b2c3 --more 5",
+    "mcp": "investigate mcp   (stdio, for a desktop assistant)   ·   investigate mcp --transport http",
+    "triage": "investigate triage --config examples/triage/triage.yaml --dry-run",
+    "warm status": "investigate warm status",
+    "warm stop": "investigate warm stop   (INVESTIGATOR_WARM=0 keeps it from starting again)",
+    "facts list": "investigate facts list --json",
+    "facts review": "investigate facts review",
+    "facts approve": "investigate facts approve f-3a9c1e --topic billing",
+    "facts reject": "investigate facts reject f-3a9c1e",
+    "memory search": 'investigate memory search "revenue drop in FR"',
+    "memory compact": "investigate memory compact",
+    "memory forget": "investigate memory forget 20260329-101500-a1b2c3",
+}
+
+
 def _register_subcommands() -> None:
     """Each feature owns its commands in its own module (kept light to import: heavy imports happen
-    inside the commands)."""
+    inside the commands); each gets its example here."""
+    from investigator.front.describe_cli import EXAMPLE, describe_command
     from investigator.front.mcp_cli import mcp_command
     from investigator.memory.cli import facts_app, memory_app
     from investigator.triage.cli import app as triage_app
     from investigator.warm.cli import app as warm_app
 
-    app.add_typer(triage_app, name="triage")
-    app.add_typer(warm_app, name="warm")
-    app.add_typer(facts_app, name="facts")
-    app.add_typer(memory_app, name="memory")
-    app.command("mcp")(mcp_command)
+    def example(name: str) -> str:
+        return f"Example: {COMMAND_EXAMPLES[name]}"
+
+    app.add_typer(triage_app, name="triage", epilog=example("triage"))
+    for group, sub in (("warm", warm_app), ("facts", facts_app), ("memory", memory_app)):
+        app.add_typer(sub, name=group)
+        for command in sub.registered_commands:
+            command.epilog = example(f"{group} {command.name}")
+    app.command("mcp", epilog=example("mcp"))(mcp_command)
+    app.command("describe", epilog=EXAMPLE)(describe_command)
+    resume_info = next(c for c in app.registered_commands if c.name == "resume")
+    resume_info.epilog = example("resume")
 
 
 _register_subcommands()

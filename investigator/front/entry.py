@@ -11,6 +11,7 @@ import time
 
 __all__ = ["main", "routed", "run_cli"]
 
+HELPER_MAIN = "investigator.front.helper"  # the warm helper's process: `python -m` this
 _LOCAL_FLAGS = {"--help", "-h", "--version", "--install-completion", "--show-completion"}
 
 
@@ -31,7 +32,7 @@ def main() -> None:
         if wanted(os.environ, sys.stdin.isatty() and sys.stderr.isatty()):
             from investigator.warm.client import run_warm
 
-            code = run_warm(argv, started=time.time() - (time.monotonic() - began))
+            code = run_warm(argv, started=time.time() - (time.monotonic() - began), main=HELPER_MAIN)
             if code is not None:
                 sys.exit(code)
     _exit(run_cli(began))

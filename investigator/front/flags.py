@@ -1,15 +1,18 @@
-"""The front doors' one wiring: flags (the CLI's options, the notebook's keyword arguments, the
-magics' words) turned into the question, the settings and the LLM choices, with one message per
-mistake. A new flag is a field here and an option or argument at each door."""
+"""The front doors' one wiring: the declared options (`front.question`), as any door received them,
+turned into the question, the settings and the LLM choices, with one message per mistake."""
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from investigator.config import Settings, load_settings
+from investigator.errors import UserError
 from investigator.factories import LLMChoice
+from investigator.fmt import quoted
+from investigator.front import question
+from investigator.front.question import Door
+from investigator.limits import check_lengths
 from investigator.request import Request, build_request
 
 
@@ -19,46 +22,37 @@ class Asked(NamedTuple):
     llm: LLMChoice
 
 
-def ask(
-    *,
-    metric: str | None,
-    data: str | None = None,
-    table: str | None = None,
-    sql: str | None = None,
-    window: str = "7d",
-    end: str | date | None = None,
-    baseline: str = "previous",
-    time_column: str | None = None,
-    dimensions: list[str] | str | None = None,
-    keep_dimensions: list[str] | str | None = None,
-    objective: str | None = None,
-    filter: str | dict[str, str] | None = None,
-    semantic_manifest: str | Path | None = None,
-    planner: str | None = None,
-    sandbox: str | None = None,
-    max_iterations: int | None = None,
-    max_tokens_per_run: int | None = None,
-    model: str | None = None,
-    llm_mode: str | None = None,
-    runs_dir: str | Path | None = None,
-    home: str | Path | None = None,
-    flag: str = "",
-    by_owner: bool = False,
-) -> Asked:
-    """The request, the settings (configs and environment, these flags over them) and the LLM
-    choices; `flag` prefixes option names in messages ("--" on the command line)."""
+def ask(*, flag: str = "", by_owner: bool = False, door: Door = "cli", **given: Any) -> Asked:
+    """The request, the settings (configs and environment, these options over them) and the LLM
+    choices from the declared options' values; `flag` prefixes option names in messages ("--" on
+    the command line). A remote door (`mcp`) is held to each option's ceiling."""
+    known = {o.name: o for o in question.OPTIONS}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise UserError(f"{flag}{unknown[0]!r} is not an option; the options are: {', '.join(known)}")
+    value = {name: given.get(name, o.default) for name, o in known.items()}
+    check_lengths({k: str(v) if isinstance(v, Path) else v for k, v in value.items()}, flag)
+    for name, o in known.items():
+        v, shown = value[name], o.flag if flag == "--" else flag + name
+        if o.choices and v is not None and v not in o.choices:
+            raise UserError(f"{shown} {quoted(v)} is not one of {', '.join(o.choices)}")
+        if o.least is not None and isinstance(v, int) and v < o.least:
+            raise UserError(f"{shown} must be at least {o.least} (got {v})")
+        if door == "mcp" and o.most is not None and isinstance(v, int) and v > o.most:
+            raise UserError(f"{shown} must be at most {o.most} here (got {v}), this server's ceiling")
+    manifest = value["semantic_manifest"]
     request = build_request(
-        metric, data or None, window, end, baseline, time_column, dimensions, objective,
-        flag=flag, table=table, sql=sql, keep_dimensions=keep_dimensions,
-        filter=filter, semantic_manifest=str(semantic_manifest) if semantic_manifest else None,
-        by_owner=by_owner,
+        value["metric"], value["data"] or None, value["window"], value["end"], value["baseline"],
+        value["time_column"], value["dimensions"], value["objective"],
+        flag=flag, table=value["table"], sql=value["sql"], keep_dimensions=value["keep_dimensions"],
+        filter=value["filter"], semantic_manifest=str(manifest) if manifest else None, by_owner=by_owner,
     )  # fmt: skip
     settings = load_settings(
-        planner=planner,
-        sandbox=sandbox,
-        max_iterations=max_iterations,
-        max_tokens_per_run=max_tokens_per_run,
-        runs_dir=runs_dir,
-        home=home,
+        planner=value["planner"],
+        sandbox=value["sandbox"],
+        max_iterations=value["max_iterations"],
+        max_tokens_per_run=value["max_tokens_per_run"],
+        runs_dir=value["runs_dir"],
+        home=value["home"],
     )
-    return Asked(request, settings, LLMChoice(model=model, mode=llm_mode))
+    return Asked(request, settings, LLMChoice(model=value["model"], mode=value["llm_mode"]))

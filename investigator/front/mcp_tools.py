@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -218,39 +219,21 @@ def _hooks(progress: Progress, cancelled: threading.Event, most: int, warnings: 
     return Hooks(progress=update, warn=warnings.append)
 
 
-def investigation(
-    place: Place,
-    progress: Progress,
-    cancelled: threading.Event,
-    *,
-    metric: str,
-    data: str | None = None,
-    table: str | None = None,
-    sql: str | None = None,
-    window: str = "7d",
-    end: str | None = None,
-    time_column: str | None = None,
-    baseline: str = "previous",
-    dimensions: list[str] | None = None,
-    filter: str | None = None,
-    planner: str | None = None,
-    max_iterations: int | None = None,
-) -> Report:
-    """One investigation as the CLI runs it, with a kernel of its own (never one kept from another
-    call: calls run at once)."""
+def investigation(place: Place, progress: Progress, cancelled: threading.Event, **options: Any) -> Report:
+    """One investigation as the CLI runs it (`options` are the declared ones the MCP door takes),
+    with a kernel of its own (never one kept from another call: calls run at once)."""
+    from investigator.front import question
     from investigator.front.flags import ask
     from investigator.runner import investigate
 
-    check_lengths({"metric": metric, "table": table, "sql": sql, "window": window, "end": end,
-                   "time_column": time_column, "baseline": baseline, "dimensions": dimensions,
-                   "filter": filter})  # fmt: skip
-    check_data(place, data)
+    refused = sorted(set(options) - {o.name for o in question.OPTIONS if o.takes("mcp")})
+    if refused:
+        raise UserError(f"{refused[0]!r} is not an argument of investigate here")
+    check_lengths({k: v for k, v in options.items() if isinstance(v, str | list)})
+    check_data(place, options.get("data"))
     request, settings, choice = ask(
-        metric=metric, data=data, table=table, sql=sql, window=window, end=end, time_column=time_column,
-        baseline=baseline,
-        dimensions=dimensions, filter=filter, planner=planner, max_iterations=max_iterations,
-        runs_dir=place.runs_dir, home=place.home, by_owner=place.urls,
-    )  # fmt: skip
+        door="mcp", runs_dir=place.runs_dir, home=place.home, by_owner=place.urls, **options
+    )
     hooks = _hooks(progress, cancelled, settings.max_iterations, [])
     return investigate(request, settings, hooks, llm=choice)
 

@@ -7,14 +7,14 @@ stopped at `max_iterations` can be resumed or given more iterations.
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import PrivateAttr
 
 from investigator.config import Settings, load_settings
 from investigator.errors import UserError
+from investigator.front.question import notebook_parameters, with_options
 from investigator.report.model import Report, to_markdown
 from investigator.run.state import run_dir
 
@@ -108,27 +108,9 @@ def investigate(
     data: pd.DataFrame | str | Path | None = None,
     metric: str | None = None,
     *,
-    table: str | None = None,
-    sql: str | None = None,
-    window: str = "7d",
-    end: str | date | None = None,
-    baseline: str = "previous",
-    time_column: str | None = None,
-    dimensions: list[str] | str | None = None,
-    keep_dimensions: list[str] | str | None = None,
-    objective: str | None = None,
-    filter: str | dict[str, str] | None = None,
-    semantic_manifest: str | Path | None = None,
-    planner: str | None = None,
-    sandbox: str | None = None,
-    max_iterations: int | None = None,
-    max_tokens_per_run: int | None = None,
-    model: str | None = None,
-    llm_mode: str | None = None,
-    runs_dir: str | Path | None = None,
-    home: str | Path | None = None,
     json_path: str | Path | None = None,
     quiet: bool = False,
+    **options: Any,
 ) -> Investigation:
     """Investigate why `metric` moved in the last `window` against its baseline.
 
@@ -137,26 +119,23 @@ def investigate(
     only some rows: a segment (`"region=EU"`, or `{"region": "EU"}`) or a boolean SQL expression
     over the columns (`"amount > 100 AND region IN ('EU', 'UK')"`). `semantic_manifest` (a dbt
     `semantic_manifest.json` or project folder) defines `metric`. The keyword arguments are
-    the CLI's flags; `quiet` turns the live progress off. The sandbox kernel is
-    kept for the next call in this process and reset for it (an empty namespace): a second
-    investigation skips the seconds a kernel takes to start.
+    the CLI's flags (`investigator.front.question.OPTIONS`); `quiet` turns the live progress off.
+    The sandbox kernel is kept for the next call in this process and reset for it (an empty
+    namespace): a second investigation skips the seconds a kernel takes to start.
     """
     from investigator.front.flags import ask
     from investigator.front.live import progress
     from investigator.runner import investigate as run
 
     frame = None if data is None or isinstance(data, str | Path) else data
-    request, settings, choice = ask(
-        metric=metric, data=None if frame is not None or data is None else str(data), table=table,
-        sql=sql, window=window, end=end, baseline=baseline, time_column=time_column,
-        dimensions=dimensions, keep_dimensions=keep_dimensions, objective=objective, filter=filter,
-        semantic_manifest=semantic_manifest, planner=planner, sandbox=sandbox, max_iterations=max_iterations,
-        max_tokens_per_run=max_tokens_per_run, model=model, llm_mode=llm_mode, runs_dir=runs_dir, home=home,
-        by_owner=True,
-    )  # fmt: skip
+    path = None if frame is not None or data is None else str(data)
+    request, settings, choice = ask(metric=metric, data=path, door="notebook", by_owner=True, **options)
     with progress(settings.max_iterations, enabled=not quiet) as hooks:
         report = run(request, settings, hooks, data=frame, llm=choice, reuse_kernel=True)
     if json_path is not None:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(report.model_dump_json(indent=2))
     return Investigation.of(report, settings)
+
+
+with_options(investigate, notebook_parameters())

@@ -17,6 +17,7 @@ from investigator.files import write_atomic
 from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
 from investigator.report.model import Report, segment_cells, signed
+from investigator.report.recalled import previously_found
 from investigator.run.checks import Aggregates
 from investigator.run.state import RunState, load
 
@@ -79,7 +80,7 @@ def fragment(report: Report, state: RunState | None = None, charts: ChartData | 
             css=CSS,
             significance=sig,
             charts=_charts(charts),
-            recalled=getattr(report, "recalled", []),
+            recalled=previously_found(getattr(report, "recalled", [])),
             decisions=state.decisions if state else [],
             footer=_footer(report),
         )

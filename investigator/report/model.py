@@ -13,6 +13,7 @@ from investigator.analysis.contributions import SegmentChange
 from investigator.files import write_atomic
 from investigator.fmt import md, num, pct, seg
 from investigator.memory.models import ApprovedFact, Recalled
+from investigator.report.recalled import previously_found
 from investigator.run.evidence import input_notes
 from investigator.run.state import RunState
 from investigator.run.tokens import TokenMeter
@@ -323,7 +324,9 @@ def to_markdown(r: Report) -> str:
         lines += [f"- `{f.id}` {_md(f.text)}" for f in r.facts]
     if r.recalled:
         lines += ["", "## Previously found (recalled, tested against this data)", ""]
-        lines += [f"- run {m.run_id} (relevance {m.score:.2f}): {_md(m.text)}" for m in r.recalled]
+        lines += [
+            f"- {_md(a.text)} ({a.when()}; relevance {a.score:.2f})" for a in previously_found(r.recalled)
+        ]
     if r.segments:
         lines += ["", "## Segments that moved most", "", "| segment | window | baseline | change | share |"]
         lines += ["|---|---|---|---|---|"]
@@ -421,10 +424,10 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
         console.print(moved)
     if report.recalled:
         recalled = Table(title="Previously found (recalled)")
-        for col in ("run", "relevance", "memory"):
+        for col in ("memory", "found by", "relevance"):
             recalled.add_column(col, overflow="fold")
-        for m in report.recalled:
-            recalled.add_row(*cells(m.run_id, f"{m.score:.2f}", m.text))
+        for a in previously_found(report.recalled):
+            recalled.add_row(*cells(a.text, a.when(), f"{a.score:.2f}"))
         console.print(recalled)
     for f in report.facts:
         console.print(text(f"approved fact {f.id}: {f.text}", style="dim"))

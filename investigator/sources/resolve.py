@@ -40,6 +40,52 @@ def request_source(data: str, request: Request, definition: MetricDefinition) ->
     return source_for(data, request.table or definition.table, request.sql or definition.sql, own=own)
 
 
+def refuse_early(request: Request, data: str, definition: MetricDefinition) -> None:
+    """The refusals that need only the data's columns and their types (a metric column, a dimension
+    or a time column not there, a time column that is not dates), given before a kernel starts for
+    the run: they take as long as opening the file, not as a run's start."""
+    source = request_source(data, request, definition)
+    try:
+        time_column = request.time_column or definition.time_column or "date"
+        schema = source.open(time_column).schema()
+        fitted, _ = _fit_definition(request, definition, list(schema.names))
+        check_columns(request, fitted, schema, time_column)
+    finally:
+        source.close()
+
+
+def check_columns(request: Request, definition: MetricDefinition, schema: Any, time_column: str) -> None:
+    """The question against the data's columns and types only: the time column and the metric's
+    columns are there, the time column holds dates and a summed column numbers, and the dimensions
+    named are there (one the filter fixes to one value is the filter's to check)."""
+    columns = list(schema.names)
+    num, den = parse_metric(definition.expression)
+    measures = [num, *([den] if den else [])]
+    for col in [time_column, *(m.column for m in measures if m.column)]:
+        if col not in columns:
+            what = "time column" if col == time_column else "metric column"
+            if col == time_column:
+                tail = _time_hint(schema, columns, flag="--time-column")
+            elif request.data is not None:  # the user's own data: its columns, not the demo's metrics
+                close = difflib.get_close_matches(col, columns, n=1)
+                tail = f"; did you mean {close[0]!r}?" if close else ""
+            else:
+                unknown = col == request.metric and col not in load_metrics()
+                tail = f"; {_unknown_metric(col)}" if unknown else ""
+            raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}{tail}")
+    if not schema[time_column].is_date():
+        raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
+    for col in (m.column for m in measures if m.kind == "sum" and m.column):
+        if not schema[col].is_numeric():
+            raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
+    named = request.dimensions or []
+    missing = [d for d in named if d not in columns and not (request.filter and d in request.filter)]
+    if missing and len(set(named)) == len(named):
+        raise DataError(
+            f"dimension(s) {', '.join(map(repr, missing))} not found; columns are: {', '.join(columns)}"
+        )
+
+
 def resolve(
     request: Request, data: DataSource | str | Path, definition: MetricDefinition
 ) -> tuple[AnalysisSpec, Table]:
@@ -60,29 +106,13 @@ def resolve(
     notes += dims_note
     num, den = parse_metric(definition.expression)
     measures = [num, *([den] if den else [])]
-    for col in [time_column, *(m.column for m in measures if m.column)]:
-        if col not in columns:
-            what = "time column" if col == time_column else "metric column"
-            if col == time_column:
-                tail = _time_hint(schema, columns, flag="--time-column")
-            elif request.data is not None:  # the user's own data: its columns, not the demo's metrics
-                close = difflib.get_close_matches(col, columns, n=1)
-                tail = f"; did you mean {close[0]!r}?" if close else ""
-            else:
-                unknown = col == request.metric and col not in load_metrics()
-                tail = f"; {_unknown_metric(col)}" if unknown else ""
-            raise DataError(f"{what} {col!r} not found; columns are: {', '.join(columns)}{tail}")
-    if not schema[time_column].is_date():
-        raise DataError(f"time column {time_column!r} holds {schema[time_column]}, not dates")
+    check_columns(request, definition, schema, time_column)
     row_filter = parse_filter(request.filter, table, _dialect(source)) if request.filter else None
     everything = table
     if row_filter is not None:  # from here on, the run's data is the rows the filter keeps
         everything, table = table, filtered(table, row_filter)
         check_rows(everything, table, row_filter, time_column)
         notes.insert(0, _filter_note(row_filter))
-    for col in (m.column for m in measures if m.kind == "sum" and m.column):
-        if not schema[col].is_numeric():
-            raise DataError(f"metric column {col!r} holds {schema[col]}, not numbers; pick a numeric column")
     dims = (
         request.dimensions
         or definition.dimensions
@@ -132,7 +162,7 @@ def resolve(
         dimensions=list(dims),
         current=current,
         baseline=baseline,
-        baseline_kind=request.baseline,
+        baseline_kind=str(request.baseline),
         grain=grain.unit,
         grain_step=grain.step,
         filter=row_filter,

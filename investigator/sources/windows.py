@@ -23,14 +23,14 @@ from investigator.analysis.grain import (
     month_end,
     window_grain,
 )
-from investigator.analysis.ranges import BASELINE_EXAMPLE, avg_count, is_range, parse_range, range_text
+from investigator.analysis.ranges import range_text
 from investigator.analysis.spec import Window
 from investigator.errors import DataError, UserError
 
 if TYPE_CHECKING:
     from ibis.expr.types import Table
 
-    from investigator.request import Span
+    from investigator.request import Baseline, Span
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,15 @@ def distinct_dates(table: Table, time_column: str) -> list[date]:
     return sorted(pd.Timestamp(v).date() for v in frame["d"])
 
 
-def plan(dates: list[date], span: Span, baseline: str, end: date | None, flag: str = "--") -> Windows:
-    """The grain, the windows and the checks against the data, in one place.
+def plan(
+    dates: list[date], span: Span, baseline: Baseline | str, end: date | None, flag: str = "--"
+) -> Windows:
+    """The grain, the windows and the checks against the data, in one place. `baseline` is parsed
+    already (a question's), or its text (a triage config's, checked when the config was read).
 
     `flag` prefixes option names in messages: "--" for the command line, "" for a config file's keys.
     """
+    baseline = _parsed(baseline, flag)
     if not dates:
         raise DataError("the data has no rows with a date")
     grain = detect_grain(dates)
@@ -71,7 +75,7 @@ def plan(dates: list[date], span: Span, baseline: str, end: date | None, flag: s
     try:
         _check(windows, baseline, flag)
     except DataError as e:
-        n = avg_count(baseline)
+        n = baseline.n
         if n is None or "before the data" not in str(e):
             raise
         g = Grain(grain.unit, grain.step, current.start)  # the grid `_check` reads
@@ -86,8 +90,14 @@ def plan(dates: list[date], span: Span, baseline: str, end: date | None, flag: s
     return windows
 
 
+def _parsed(baseline: Baseline | str, flag: str) -> Baseline:
+    from investigator.request import Baseline
+
+    return Baseline.of(baseline, flag)
+
+
 def plan_windows(
-    span: Span | str, baseline: str, data: Grain, end: date, flag: str = "--"
+    span: Span | str, baseline: Baseline | str, data: Grain, end: date, flag: str = "--"
 ) -> tuple[Window, Window]:
     """The current window (whole periods, the last one holding `end`; or the range the span names)
     and its baseline: a named one, `avgN` (the N windows before, together) or a range of days.
@@ -98,6 +108,7 @@ def plan_windows(
     from investigator.request import Span
 
     span = Span.of(span) if isinstance(span, str) else span
+    baseline = _parsed(baseline, flag)
     try:
         if span.start is not None and span.end is not None:
             counted, length = _range_grain(span.start, span.end, data, f"{flag}window")
@@ -135,13 +146,13 @@ def _range_grain(start: date, end: date, data: Grain, what: str) -> tuple[Grain,
     return data, data.covers(start, end)
 
 
-def _baseline(kind: str, current: Window, counted: Grain, data: Grain, length: int, flag: str) -> Window:
+def _baseline(kind: Baseline, current: Window, counted: Grain, data: Grain, length: int, flag: str) -> Window:
     """The baseline of `current` (`length` periods of `counted`)."""
-    n = avg_count(kind)
+    n = kind.n
     if n is not None:  # the n windows before, as one range: its sum over n is their mean
         return Window(start=counted.shift(current.start, -n * length), end=current.start - timedelta(days=1))
-    if is_range(kind):
-        start, end = parse_range(kind, f"{flag}baseline", BASELINE_EXAMPLE)
+    if kind.start is not None and kind.end is not None:
+        start, end = kind.start, kind.end
         _range_grain(start, end, data, f"{flag}baseline")
         if end >= current.start:  # overlapping, or after the window
             before = current.start - timedelta(days=1)
@@ -152,7 +163,8 @@ def _baseline(kind: str, current: Window, counted: Grain, data: Grain, length: i
                 f"the baseline must end before {current.start}: try {flag}baseline {fit}"
             )
         return Window(start=start, end=end)
-    shift = baseline_shift(kind, counted, data, length, current.end)
+    assert kind.kind not in ("avg", "range")
+    shift = baseline_shift(kind.kind, counted, data, length, current.end)
     if counted.unit == "day":
         return current.shifted(shift)
     b_start, b_end = counted.shift_window(current.start, current.end, -shift)
@@ -166,7 +178,7 @@ def default_end(span: Span, grain: Grain, last: date) -> date:
     return last
 
 
-def _check(w: Windows, baseline: str, flag: str) -> None:
+def _check(w: Windows, baseline: Baseline, flag: str) -> None:
     """Refuse windows that stick out of the data or hold no rows, in the data's periods (a window
     holds rows when one of the data's dates falls in it)."""
     g = Grain(w.grain.unit, w.grain.step, w.current.start)  # the grid the windows are on

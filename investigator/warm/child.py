@@ -1,5 +1,6 @@
 """A run's own process, forked by the helper: it takes the client's terminal, folder, environment
-and arguments and runs the command line as a cold `investigate` does (`front.entry.run_cli`).
+and arguments and runs the command line as a cold `investigate` does (the `Command` the helper was
+started with: `front.entry.run_cli`).
 
 A worker (`run_worker`) warms up first and then waits for a run; a child forked cold
 (`run_child` directly) has the helper's imports and nothing more. Either way nothing may take the
@@ -17,18 +18,23 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 from investigator.warm import wire
 from investigator.warm.warmup import Reserve, warm_up
 
-__all__ = ["run_child", "run_worker"]
+__all__ = ["Command", "run_child", "run_worker"]
+
+Command = Callable[[float], int]  # the command line, begun at a `time.monotonic()`: its exit code
 
 _HANDLED_BY_HELPER = (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD)
 
 
-def run_worker(channel: socket.socket, reserve: Reserve | None, scratch: Path) -> NoReturn:
+def run_worker(
+    channel: socket.socket, reserve: Reserve | None, scratch: Path, command: Command | None
+) -> NoReturn:
     """Warm up, say so on `channel` and wait there for a run: the helper sends the run's first
     message with the client's three descriptors and the client's connection. Killed while it waits
     or warms up, its folder is the helper's to remove (under `spares`)."""
@@ -44,18 +50,22 @@ def run_worker(channel: socket.socket, reserve: Reserve | None, scratch: Path) -
         shutil.rmtree(scratch, ignore_errors=True)
         os._exit(1)
     channel.close()
-    run_child(socket.socket(fileno=fds[3]), request, fds[:3], scratch=scratch)
+    run_child(socket.socket(fileno=fds[3]), request, fds[:3], command, scratch=scratch)
 
 
 def run_child(
-    conn: socket.socket, request: dict[str, Any], fds: list[int], scratch: Path | None = None
+    conn: socket.socket,
+    request: dict[str, Any],
+    fds: list[int],
+    command: Command | None,
+    scratch: Path | None = None,
 ) -> NoReturn:
     """Run the client's command on its terminal `fds` and answer on `conn`: our pid once the run
     starts, its exit code when it ends."""
     code = 1
     try:
-        from investigator.front.entry import run_cli
-
+        if command is None:
+            raise RuntimeError("this helper was started without a command line to run")
         for signum in _HANDLED_BY_HELPER:
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -73,7 +83,7 @@ def run_child(
         started = _started(request)
         threading.Thread(target=_stop_when_gone, args=(conn,), daemon=True).start()
         try:
-            code = run_cli(started)
+            code = command(started)
         except KeyboardInterrupt:
             code = 130
     except BaseException as exc:  # the run's own errors are handled by the CLI; this is the helper's

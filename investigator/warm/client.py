@@ -41,16 +41,17 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 # and the command's own handler replaces these for the run (`front.cli._guard`)
 EARLY = (signal.SIGTERM, signal.SIGHUP)
 _CONNECT_S = 2.0
-_pending: tuple[Path, str, dict[str, str]] | None = None  # a helper to start once this run is done
+_pending: tuple[Path, str, dict[str, str], str] | None = None  # a helper to start once this run is done
 
 
 def run_warm(
-    argv: list[str], env: Mapping[str, str] | None = None, started: float | None = None
+    argv: list[str], env: Mapping[str, str] | None = None, started: float | None = None, *, main: str
 ) -> int | None:
     """Run `investigate ARGV` in a helper with this process's terminal, folder and environment;
     its exit code, or None when no helper answered (one is started for next time, once this run is
-    done: on a small machine starting it now would slow this run). `started` (a `time.time()`) is
-    when this command began, for the run's stats."""
+    done: on a small machine starting it now would slow this run, as `python -m MAIN`, the module
+    that gives the helper its command line). `started` (a `time.time()`) is when this command
+    began, for the run's stats."""
     env = dict(os.environ if env is None else env)
     with contextlib.suppress(ValueError):  # not the main thread: the embedding caller's handlers stay
         for s in EARLY:  # until the run starts (or, run here, the command's own handlers take over)
@@ -62,7 +63,7 @@ def run_warm(
     sock = _connect(socket_path(where, key))
     if sock is None:
         global _pending
-        _pending = (where, key, env)
+        _pending = (where, key, env, main)
         return None
     with sock:
         return _serve_run(sock, argv, env, time.time() if started is None else started)
@@ -152,9 +153,10 @@ _LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
 interpreter does not warn about a child still alive when a handle is collected."""
 
 
-def start_helper(where: Path, key: str, env: Mapping[str, str]) -> None:
-    """Start a helper in the background (its own session, no terminal), stopping this
-    installation's helpers for older code first. Never fails the run that asked."""
+def start_helper(where: Path, key: str, env: Mapping[str, str], main: str) -> None:
+    """Start a helper (`python -m MAIN`, which hands `daemon.main` the command line it serves) in
+    the background (its own session, no terminal), stopping this installation's helpers for older
+    code first. Never fails the run that asked."""
     for path, info in helpers(env):
         if info.get("exe") == sys.executable and info.get("key") != key:
             ask(path, "stop")
@@ -163,7 +165,7 @@ def start_helper(where: Path, key: str, env: Mapping[str, str]) -> None:
         for k, v in env.items()
         if k in HELPER_ENV or k.startswith("LC_") or k.startswith("INVESTIGATOR_WARM")
     }
-    cmd = [sys.executable, "-m", "investigator.warm.daemon", "--folder", str(where), "--key", key]
+    cmd = [sys.executable, "-m", main, "--folder", str(where), "--key", key]
     cmd += ["--idle", str(idle_seconds(env))]
     with contextlib.suppress(OSError), open(where / f"{key}.log", "ab") as log:
         _LEFT_RUNNING.append(

@@ -1,9 +1,11 @@
 """The warm helper: modules imported once, and a worker forked ahead of each run that has already
 run one small investigation through its own sandbox server.
 
-    python -m investigator.warm.daemon --folder DIR --key KEY [--idle SECONDS]
+    python -m investigator.front.helper --folder DIR --key KEY [--idle SECONDS]
 
-Started by `investigate` (`client.start_helper`), never by hand. One helper per key: it holds an
+Started by `investigate` (`client.start_helper`), never by hand: the front door's module hands
+`main` the command line a run executes (`Command`) and what to import ahead, so this package
+imports nothing of the front doors. One helper per key: it holds an
 exclusive lock on `KEY.lock` for its whole life, so a second one started in a race exits at once.
 A run goes to the waiting worker; when there is none (two runs at once), to a child forked cold.
 The next worker warms up once no run is under way. Its environment is the short list
@@ -30,12 +32,13 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from investigator.warm import wire
-from investigator.warm.child import run_child, run_worker
+from investigator.warm.child import Command, run_child, run_worker
 from investigator.warm.warmup import Reserve, preload
 
 __all__ = ["ForkRefused", "Helper", "fork", "main"]
@@ -86,6 +89,7 @@ class Helper:
     failures: int = 0  # workers that died (or were refused) before a run: after three, runs fork cold
     served: int = 0
     started: float = field(default_factory=time.time)
+    command: Command | None = None  # what a run executes: the command line, in its own process
 
     def __post_init__(self) -> None:
         self.spares = self.folder / f"{self.key}.spares"
@@ -164,7 +168,7 @@ class Helper:
         if pid == 0:
             try:
                 self._in_child()
-                run_child(conn, request, fds)
+                run_child(conn, request, fds, self.command)
             finally:
                 os._exit(1)
         self.children[pid] = None
@@ -188,7 +192,7 @@ class Helper:
             try:
                 self._in_child()
                 ours.close()
-                run_worker(theirs, reserve, scratch)
+                run_worker(theirs, reserve, scratch, self.command)
             finally:
                 os._exit(1)
         theirs.close()
@@ -266,8 +270,10 @@ def _say(problem: BaseException) -> None:
         print(f"investigator warm helper: {problem}", file=sys.stderr, flush=True)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m investigator.warm.daemon")
+def main(argv: list[str] | None, command: Command, imports: Callable[[], None] = lambda: None) -> None:
+    """Serve runs of `command` until idle or stopped; `imports` loads what runs need beyond
+    `warmup.preload`'s (the caller's own modules)."""
+    parser = argparse.ArgumentParser(prog="investigate (warm helper)")
     parser.add_argument("--folder", type=Path, required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--idle", type=float, default=900.0)
@@ -283,6 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     no_dumps()
     library_logs()  # before anything imported configures the root logger with a stream of its own
     preload()
+    imports()
     path = args.folder / f"{args.key}.sock"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()  # a helper that died left it; the lock says none is serving it
@@ -293,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         os.umask(old)
     listener.listen(16)
-    helper = Helper(args.folder, args.key, args.idle, listener, lock)
+    helper = Helper(args.folder, args.key, args.idle, listener, lock, command=command)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         helper.serve()
@@ -302,7 +309,3 @@ def main(argv: list[str] | None = None) -> None:
             path.unlink()
         listener.close()
         helper.close()
-
-
-if __name__ == "__main__":
-    main()

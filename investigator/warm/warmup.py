@@ -108,14 +108,13 @@ def _offer(reserve: Reserve) -> None:
 
 
 def preload() -> None:
-    """Everything a run imports, once: the CLI, the run, the MCP client, the engine, the charts."""
+    """Everything a run imports, once: the run, the MCP client, the engine, the charts (the front
+    door's own modules are the helper's `main`'s to import)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     import matplotlib.backends.backend_agg
     import matplotlib.figure  # noqa: F401
     from ibis.backends import duckdb  # noqa: F401  # imported, not connected: a connection starts threads
 
-    import investigator.front.cli
-    import investigator.front.entry
     import investigator.kernels.mcp
     import investigator.kernels.pipes
     import investigator.kernels.pool

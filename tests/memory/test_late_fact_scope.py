@@ -158,8 +158,10 @@ def test_the_html_and_markdown_reports_list_the_same_facts_and_memories(
     markdown = to_markdown(report)
     for f in report.facts:
         assert f.id in page and f.text in page and f.text in markdown
-    for m in report.recalled:
-        line = f"run {m.run_id} (relevance {m.score:.2f}): "
+    from investigator.report.recalled import previously_found
+
+    for a in previously_found(report.recalled):
+        line = f"({a.when()}; relevance {a.score:.2f})"
         assert line in page and line in markdown
     for heading in ("Approved facts used", "Previously found (recalled, tested against this data)"):
         assert heading in page and heading in markdown

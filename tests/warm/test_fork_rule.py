@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from investigator.front.entry import HELPER_MAIN
 from investigator.warm.client import run_warm
 from investigator.warm.daemon import ForkRefused, Helper, fork
 from investigator.warm.place import helper_key, socket_path
@@ -56,7 +57,7 @@ def test_a_run_refused_a_fork_goes_on_cold_in_the_client(
     answered: dict[str, int | None] = {}
 
     def client() -> None:
-        answered["code"] = run_warm(["--metric", "revenue"], env, started=time.time())
+        answered["code"] = run_warm(["--metric", "revenue"], env, started=time.time(), main=HELPER_MAIN)
 
     asking = threading.Thread(target=client, name="client")
     asking.start()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from investigator.front.entry import HELPER_MAIN
 from investigator.warm.client import ask, helpers, start_helper
 from investigator.warm.place import folder, helper_key, wanted
 from tests.conftest import write_synth
@@ -255,7 +256,7 @@ def test_stop_and_idle_leave_no_process_behind(tmp_path: Path) -> None:
     where = Path(tempfile.mkdtemp(prefix="iw-"))
     try:
         env = _env(where, INVESTIGATOR_WARM_IDLE="8")
-        start_helper(where, helper_key(env), env)
+        start_helper(where, helper_key(env), env, HELPER_MAIN)
         _wait(lambda: helpers({"INVESTIGATOR_WARM_DIR": str(where)}))
         processes = _wait(lambda: _family(where), 30)
         # the helper, its worker warming up, the worker's sandbox server (and kernel): idle for 8 s,
@@ -264,7 +265,7 @@ def test_stop_and_idle_leave_no_process_behind(tmp_path: Path) -> None:
         _wait(lambda: not any(_alive(pid) for pid in processes), 30)
         assert not list(where.glob("*.spares"))
 
-        start_helper(where, helper_key(env), env)
+        start_helper(where, helper_key(env), env, HELPER_MAIN)
         _wait(lambda: helpers({"INVESTIGATOR_WARM_DIR": str(where)}))
         processes = _wait(lambda: _family(where), 30)
         stopped = subprocess.run(
