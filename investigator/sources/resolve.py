@@ -48,7 +48,7 @@ def refuse_early(request: Request, data: str, definition: MetricDefinition) -> N
     try:
         time_column = request.time_column or definition.time_column or "date"
         schema = source.open(time_column).schema()
-        fitted, _ = _fit_definition(request, definition, list(schema.names))
+        fitted, _ = _fit_definition(request, definition, user_columns(schema.names))
         check_columns(request, fitted, schema, time_column)
     finally:
         source.close()
@@ -58,7 +58,7 @@ def check_columns(request: Request, definition: MetricDefinition, schema: Any, t
     """The question against the data's columns and types only: the time column and the metric's
     columns are there, the time column holds dates and a summed column numbers, and the dimensions
     named are there (one the filter fixes to one value is the filter's to check)."""
-    columns = list(schema.names)
+    columns = user_columns(schema.names)
     num, den = parse_metric(definition.expression)
     measures = [num, *([den] if den else [])]
     for col in [time_column, *(m.column for m in measures if m.column)]:
