@@ -64,10 +64,10 @@ def gross_share(part: float) -> float:
 
 
 def sized(cause: RootCause) -> RootCause:
-    """A segment cause past `SHARE_LIMIT` of the net change carries its share of the gross movement
+    """A cause past `SHARE_LIMIT` of the net change carries its share of the gross movement
     (`basis` "gross"): no share past 300% is ever reported."""
     part = cause.contribution
-    if cause.kind not in SEGMENT_CAUSES or part is None or abs(part) <= SHARE_LIMIT:
+    if part is None or abs(part) <= SHARE_LIMIT or cause.basis == "gross":
         return cause
     return cause.model_copy(update={"contribution": round(gross_share(part), 3), "basis": "gross"})
 

@@ -22,7 +22,6 @@ from investigator.kinds.common import (
     MIN_SHARE,
     SEGMENT_CAUSES,
     beyond_fair_share,
-    gross_share,
     moved,
     noise,
     overlaps,
@@ -150,8 +149,6 @@ def _check(d: CheckData, c: RootCause) -> Checked:
     if not c.segment:
         return Checked(f"{c.kind} needs a segment")
     measured = segment_share(d.cube, d.spec, c.segment)
-    if c.basis == "gross" and measured is not None:  # a flat total's: its share of the gross movement
-        measured = gross_share(measured)
     return Checked(size_problem(c.contribution, measured, d.tolerance), measured)
 
 

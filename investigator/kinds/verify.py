@@ -12,9 +12,10 @@ from pydantic import ValidationError
 from investigator.analysis.causes import RootCause, finite
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.table import Table
-from investigator.analysis.verify import CauseCheck, Verification, segment_problem
+from investigator.analysis.verify import CauseCheck, Verification, segment_problem, size_problem
 from investigator.kinds import owner
 from investigator.kinds.base import CheckData, Checked
+from investigator.kinds.common import gross_share
 
 
 def verify_causes(
@@ -59,4 +60,15 @@ def _check(data: CheckData, c: RootCause) -> Checked:
     if missing is not None:
         return Checked(missing)
     kind = owner(c, data.spec)
-    return kind.check(data, c) if kind is not None else Checked(f"no kind checks {c.kind}")
+    if kind is None:
+        return Checked(f"no kind checks {c.kind}")
+    checked = kind.check(data, c)
+    if c.basis != "gross" or checked.measured is None:
+        return checked
+    # a share of the gross movement (a flat total's): the kind measured its share of the net change
+    measured = gross_share(checked.measured)
+    problem = size_problem(c.contribution, measured, data.tolerance)
+    if problem is not None:
+        return Checked(problem, measured)
+    as_net = c.model_copy(update={"contribution": checked.measured, "basis": "net"})
+    return Checked(kind.check(data, as_net).problem, measured)  # the kind's other checks still hold

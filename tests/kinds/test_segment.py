@@ -92,3 +92,36 @@ def test_a_many_valued_dimension_does_not_hide_the_cause(tmp_path: Path) -> None
     chosen = run(tmp_path / "chosen", frame, "revenue", END, window="7d", dimensions=["channel", "device"])
     assert [c.segment for c in default.root_causes[:1]] == [{"channel": "paid"}], default.conclusion
     assert [c.segment for c in chosen.root_causes[:1]] == [{"channel": "paid"}], chosen.conclusion
+
+
+def test_the_host_checks_a_gross_share_in_its_own_terms() -> None:
+    """A claim of north's share of the gross movement is re-measured as one: the right one passes,
+    a wrong one and the net share relabelled as gross are refused."""
+    from investigator.analysis.causes import RootCause
+    from investigator.analysis.queries import open_table, period_cube
+    from investigator.analysis.spec import AnalysisSpec, Window
+    from investigator.kinds.verify import verify_causes
+
+    frame = flat_total()
+    spec = AnalysisSpec(
+        metric="revenue", numerator="revenue", dimensions=["region", "channel"],
+        current=Window(start=END - timedelta(days=6), end=END),
+        baseline=Window(start=END - timedelta(days=13), end=END - timedelta(days=7)),
+    )  # fmt: skip
+    table = open_table(frame, "date")
+    cube = period_cube(table, spec)
+    week = frame["date"] > END - timedelta(days=7)
+    before = (frame["date"] > END - timedelta(days=14)) & ~week
+    north = frame["region"] == "north"
+    own = frame.loc[week & north, "revenue"].sum() - frame.loc[before & north, "revenue"].sum()
+    rest = frame.loc[week & ~north, "revenue"].sum() - frame.loc[before & ~north, "revenue"].sum()
+    gross, net = own / (abs(own) + abs(rest)), own / (own + rest)
+
+    def claim(share: float) -> RootCause:
+        return RootCause(
+            kind="segment_change", segment={"region": "north"}, contribution=share, basis="gross"
+        )
+
+    checked = verify_causes(table, pd.DataFrame(), cube, spec, [claim(gross), claim(0.95), claim(net)])
+    assert [c.ok for c in checked.checks] == [True, False, False]
+    assert checked.checks[0].measured == pytest.approx(gross, abs=1e-6)
