@@ -75,14 +75,23 @@ class Job:
 
 
 def top_cause(causes: list[RootCause]) -> str:
-    """The first root cause in a few words: `segment_change in country=DE (62%)`."""
+    """The first root cause in a few words, `segment_change in country=DE (62%)`, and for a metric
+    with a driver tree the driver that moved: `...; sessions fell (100%)`."""
     if not causes:
         return ""
     c = causes[0]
     share = f" ({c.contribution:.0%})" if c.contribution is not None else ""
     where = f" in {seg(c.segment)}" if c.segment else ""
     detail = f" ({c.detail})" if c.detail else ""
-    return f"{c.kind}{detail}{where}{share}"
+    drivers = [d for d in causes[1:] if d.kind == "driver_change" and d.driver]
+    moved = "".join(
+        f"; {d.driver} {'fell' if (d.change or 0) < 0 else 'rose'}"
+        + (f" ({d.contribution:.0%})" if d.contribution is not None else "")
+        for d in drivers[:1]
+    )
+    if c.kind == "driver_change" and c.driver:
+        return f"{c.driver} {'fell' if (c.change or 0) < 0 else 'rose'}{share}"
+    return f"{c.kind}{detail}{where}{share}{moved}"
 
 
 def request_for(job: Job, config: TriageConfig, end: date) -> Request:

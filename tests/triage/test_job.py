@@ -54,7 +54,7 @@ def config(folder: Path, **overrides: Any) -> Path:
         "workers": 2,
         "planner": "offline",
         "sandbox": "local",
-        "max_iterations": 8,
+        "max_iterations": 10,
         "state": str(folder / "state" / "triage.sqlite"),
         "runs_dir": str(folder / "runs"),
         **overrides,
@@ -114,9 +114,11 @@ def test_the_digest_names_the_planted_causes(two_runs: dict[str, Any]) -> None:
     runs = {i["metric"]: i for i in d["investigated"]}
     assert runs["revenue"]["status"] == "concluded"
     # the flagged segment is investigated on its own rows: social fell in every country, so within
-    # it every country fell alike (broad-based), not one country
+    # it every country fell alike (broad-based), not one country; and of revenue's drivers
+    # (sessions x conversion x aov), the traffic fell
     assert runs["revenue"]["segment"] == {"channel": "social"}
-    assert [(c["kind"], c["segment"]) for c in runs["revenue"]["root_causes"]] == [("broad_based", {})]
+    causes = [(c["kind"], c["segment"], c["driver"]) for c in runs["revenue"]["root_causes"]]
+    assert causes == [("broad_based", {}, None), ("driver_change", {}, "sessions")]
     assert runs["sessions"]["status"] == "concluded"
     folder = two_runs["folder"]
     for metric in ("revenue", "sessions"):  # each run kept the rows of the segment it was given
@@ -129,6 +131,7 @@ def test_the_digest_names_the_planted_causes(two_runs: dict[str, Any]) -> None:
     first = sorted((folder / "runs").glob("triage-*"))[0]
     md, html = (first / "digest.md").read_text(), (first / "digest.html").read_text()
     assert "channel=social" in md and "country=DE" in html and "report.html" in html
+    assert "sessions fell" in md  # the alert says which driver moved
     assert json.loads((folder / "digest.json").read_text()) == d  # --json writes the same digest
 
 
