@@ -117,7 +117,7 @@ class TriageConfig(BaseModel):
     direction: Direction = "both"
     threshold: float = Field(3.0, gt=0, description="Robust z-score from which a move is anomalous.")
     baseline_windows: int = Field(
-        4, ge=1, le=12, description="A day is compared with the median of this many earlier windows (1: one)."
+        5, ge=1, le=12, description="A day is compared with the median of this many earlier windows (1: one)."
     )
     min_volume: float = Field(10.0, ge=0, description="A count below this in both windows is not scored.")
     expected_years: int = Field(

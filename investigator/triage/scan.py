@@ -25,7 +25,7 @@ from investigator.errors import DataError
 from investigator.request import Span, metric_definition, parse_metric
 from investigator.sources.windows import Windows, default_end, distinct_dates, plan, plan_windows
 from investigator.triage.config import Direction, Target
-from investigator.triage.score import Scale, Scoring, calibrated, outage_days, score_daily
+from investigator.triage.score import Scale, Scoring, calibrated, for_family, outage_days, score_daily
 
 if TYPE_CHECKING:
     from ibis.expr.types import Table
@@ -281,6 +281,7 @@ def _score(
         )
     else:
         scores = score_each(frames, spec)
+    scores = _families(scores)
     items = []
     for name, row in scores.iterrows():
         segment = {} if name == TOTAL else dict([str(name).split("\x1f", 1)])
@@ -304,6 +305,20 @@ def _score(
             )
         )
     return items
+
+
+def _families(scores: pd.DataFrame) -> pd.DataFrame:
+    """Each segment's z adjusted for how many values of its dimension were scored (`for_family`);
+    the total's as it is."""
+    dims = pd.Series(
+        [str(n).split("\x1f", 1)[0] if n != TOTAL else "" for n in scores.index], index=scores.index
+    )
+    z = pd.to_numeric(scores["z"], errors="coerce").astype(float)
+    out = z.copy()
+    for d in set(dims) - {""}:
+        mine = dims == d
+        out[mine] = for_family(z[mine].to_numpy(), int(z[mine].notna().sum()))
+    return scores.assign(z=out)
 
 
 def severity(item: ScanItem, threshold: float = 3.0) -> float:

@@ -30,6 +30,20 @@ def test_a_holiday_is_flagged_and_its_echo_a_week_later_is_not(tmp_path: Path) -
     assert not any(i.flagged for i in echo.values())
 
 
+def test_two_holidays_a_week_apart_leave_no_echo_in_the_weeks_after(tmp_path: Path) -> None:
+    """Christmas and New Year fall on the same weekday a week apart: both sit in the baseline of
+    the next few weeks' same weekday, and a median of four (the mean of its middle two) is dragged
+    halfway down by them; none of those days may be flagged as a rise."""
+    first = HOLIDAY
+    second = HOLIDAY + timedelta(days=7)
+    path = daily(tmp_path / "x.parquet", 140, lambda d, s: 0.4 if d in (first, second) else 1.0)
+    for weeks in (1, 2, 3):
+        items = scan(path, "riders", second + timedelta(days=7 * weeks))
+        total = items["total"]
+        assert total.change_pct is not None and abs(total.change_pct) < 0.1, weeks
+        assert not any(i.flagged for i in items.values()), weeks
+
+
 def test_an_outage_in_the_baseline_is_never_read_as_zeros(tmp_path: Path) -> None:
     """A 7-day window whose previous week holds a day with no rows at all: not a rise."""
     gone = date(2026, 4, 8)
