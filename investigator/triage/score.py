@@ -34,7 +34,6 @@ Scale = Literal["percent", "points", "count"]
 MAD_EFFICIENCY = 0.37  # a MAD spread is worth this share of as many points' standard deviation
 COUNT_LEVEL = 100.0  # an integer series whose typical window is below this is scored as a count
 COUNT_NOISE = 0.6  # sd of sqrt(count) - sqrt(median of 4-5 counts) for Poisson counts: about sqrt(1/4 + 0.1)
-YEAR_DAYS = 364  # a year back on the same weekday
 
 
 class Scoring(BaseModel):
@@ -207,28 +206,41 @@ def _expected(
     spread: np.ndarray,
     s: Scoring,
 ) -> list[str | None]:
-    """For each series, "k/n" when the same window moved alike (same sign, at least half the
-    threshold) in k of the n earlier years the data holds, read a year back both on the same weekday
-    (364 days: Thanksgiving) and on the same date (Christmas); None with fewer than
-    `expected_years` years."""
+    """For each series, "k/n" when the same window moved alike in k of the n earlier years the
+    data holds; None with fewer than `expected_years` years. A year back is read on the same
+    date (Christmas) and on the same weekday on either side of it (52 or 53 weeks back, 104 or
+    105 two years back: a holiday on the fourth Thursday of November moves with the weekday, so
+    last year's Thanksgiving is 364 or 371 days back). Alike: the same sign, at least half the
+    threshold and at least half the move itself, in the score's units (a holiday's -55% every
+    year is alike; a chance -8% beside a -40% drop is not)."""
     end: date = days[row]
     index = {d: i for i, d in enumerate(days)}
     years: list[np.ndarray] = []
     k = 1
+    now = change[row]
     while True:
-        found = [index.get(end - timedelta(days=YEAR_DAYS * k)), index.get(_years_back(end, k))]
-        rows = [r for r in found if r is not None]
+        rows = [r for r in (index.get(d) for d in year_back(end, k)) if r is not None]
         if not rows:
             break
         with np.errstate(all="ignore"):
-            zs = (change[rows] - med) / spread
-            alike = np.any((np.sign(zs) == np.sign(z)) & (np.abs(zs) >= s.threshold / 2), axis=0)
-        years.append(alike)
+            then = change[rows]
+            zs = (then - med) / spread
+            alike = (np.sign(zs) == np.sign(z)) & (np.abs(zs) >= s.threshold / 2)
+            alike &= np.abs(then - med) >= np.abs(now - med) / 2
+        years.append(np.any(alike, axis=0))
         k += 1
     if len(years) < s.expected_years:
         return [None] * len(z)
     hits = np.sum(np.stack(years), axis=0)
     return [f"{int(h)}/{len(years)}" if h * 2 > len(years) else None for h in hits]
+
+
+def year_back(d: date, k: int) -> list[date]:
+    """The days that stand for `d` `k` years back: the same date, and the same weekday on either
+    side of it (for k = 1: 364 or 371 days back when the date is not itself that weekday)."""
+    same = _years_back(d, k)
+    weeks = (d - same).days // 7
+    return list(dict.fromkeys([same, d - timedelta(weeks=weeks), d - timedelta(weeks=weeks + 1)]))
 
 
 def _years_back(d: date, k: int) -> date:

@@ -109,6 +109,38 @@ def test_a_move_every_earlier_year_made_is_labelled_expected(tmp_path: Path) -> 
     assert plain["total"].expected is None
 
 
+def thanksgiving(year: int) -> date:
+    nov1 = date(year, 11, 1)
+    return nov1 + timedelta(days=(3 - nov1.weekday()) % 7 + 21)
+
+
+def test_a_holiday_that_moves_with_the_weekday_is_expected_every_year(tmp_path: Path) -> None:
+    """The fourth Thursday of November: 2025-11-27, 2024-11-28 (364 days back), 2023-11-23 (735
+    days back, 105 weeks: neither 104 weeks nor the same date)."""
+    start = date(2023, 1, 1)
+    days = {thanksgiving(y) for y in (2023, 2024, 2025)}
+    path = daily(tmp_path / "t.parquet", 1062, lambda d, s: 0.45 if d in days else 1.0, start=start)
+    items = scan(path, "riders", thanksgiving(2025))
+    assert items["total"].flagged and items["total"].expected == "2/2"
+
+
+def test_a_drop_beside_a_small_move_a_year_back_is_not_expected(tmp_path: Path) -> None:
+    """Station a loses 60% on one day; a year and two years back on the same weekday it was 10%
+    down (a dip past half the threshold, not a move of the same size): the drop is news."""
+    start = date(2023, 1, 1)
+    drop = date(2025, 6, 11)
+    small = {drop - timedelta(days=364), drop - timedelta(days=728)}
+
+    def factor(d: date, s: str) -> float:
+        if s != "a":
+            return 1.0
+        return 0.4 if d == drop else (0.9 if d in small else 1.0)
+
+    path = daily(tmp_path / "d.parquet", 900, factor, start=start, seed=5)
+    a = scan(path, "riders", drop)["a"]
+    assert a.flagged and a.expected is None
+
+
 STORM = START + timedelta(days=180)
 
 
