@@ -78,11 +78,14 @@ def score_daily(
     scoring: Scoring | None = None,
     outages: set[date] | None = None,
     counts: bool = False,
+    windowed: tuple[bool, bool] = (False, False),
 ) -> pd.DataFrame:
     """Every series' window value, baseline, change and robust z at once (daily data, windows of
     days). `base_days` is the baseline's length when it differs from the window's (`avg4`: four
     windows together, their mean: kept as configured, not a median), `offset` the days between the
-    two windows' ends, `counts` whether the measure counts things (integers). Columns: current,
+    two windows' ends, `counts` whether the measure counts things (integers), `windowed` whether
+    the numerator's (denominator's) frame already holds each window's value (a distinct count over
+    the window ending on each day, `triage.distinct`) rather than each day's. Columns: current,
     baseline, change, change_pct, z, scale, history (points scored against), expected (earlier
     years that moved alike, as "k/n"), note."""
     s = scoring or Scoring()
@@ -96,15 +99,29 @@ def score_daily(
         dens = den.reindex(days).fillna(0.0)
         dens[gone] = np.nan
 
+    touched = pd.Series(gone).rolling(length, min_periods=1).max().to_numpy() > 0
+
+    def summed(frame: pd.DataFrame, whole: bool, periods: int) -> pd.DataFrame:
+        if not whole:
+            return frame.rolling(periods).sum()
+        return frame.mask(np.broadcast_to(touched[:, None], frame.shape))  # a window with an outage
+
     def rolled(periods: int) -> pd.DataFrame:
-        out = num.rolling(periods).sum()
+        out = summed(num, windowed[0], periods)
         if dens is None:
             return out if periods == length else out * (length / periods)
-        den_w = dens.rolling(periods).sum()
+        den_w = summed(dens, windowed[1], periods)
         return out / den_w.where(den_w != 0)
 
     value = rolled(length)
-    if base_days not in (None, length):  # avgN: the mean of the N windows, as configured
+    if base_days not in (None, length) and any(windowed):  # avgN of whole-window counts
+        tiles = [
+            value.shift(offset + length * k).to_numpy(dtype=float) for k in range((base_days or 0) // length)
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            base = pd.DataFrame(np.nanmean(np.stack(tiles), axis=0), index=value.index, columns=value.columns)
+    elif base_days not in (None, length):  # avgN: the mean of the N windows, as configured
         base = rolled(base_days or length).shift(offset)
     else:
         step = spacing(length, offset)
