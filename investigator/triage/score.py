@@ -124,17 +124,8 @@ def score_daily(
     elif base_days not in (None, length):  # avgN: the mean of the N windows, as configured
         base = rolled(base_days or length).shift(offset)
     else:
-        step = spacing(length, offset)
-        first = offset if s.baseline_windows == 1 else step
-        shifted = [value.shift(first + step * k).to_numpy(dtype=float) for k in range(s.baseline_windows)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: no baseline there
-            median = np.nanmedian(np.stack(shifted), axis=0)
-        base = pd.DataFrame(median, index=value.index, columns=value.columns)
-    v, b = value.to_numpy(dtype=float), base.to_numpy(dtype=float)
-    with np.errstate(all="ignore"):
-        pct = np.where((b != 0) & np.isfinite(b), (v - b) / np.abs(b), np.nan)
-        roots = np.sqrt(np.clip(v, 0, None)) - np.sqrt(np.clip(b, 0, None))
+        base = None
+    v = value.to_numpy(dtype=float)
     row = days.tolist().index(current.end)
     ends = pd.DatetimeIndex(pd.to_datetime(list(days)))
     keep = np.asarray(ends.date <= current.start - timedelta(days=1))
@@ -142,15 +133,24 @@ def score_daily(
         keep &= np.asarray(ends.day_of_week == pd.Timestamp(current.end).day_of_week)
     hist_rows = np.flatnonzero(keep)  # every earlier window: 20 same weekdays cannot tell a 40% day
     scale = _scales(v[hist_rows], num, den is not None, counts)
-    change = np.where(scale == "points", v - b, np.where(scale == "count", roots, pct))
+    if base is not None:
+        b = base.to_numpy(dtype=float)
+    else:
+        step = spacing(length, offset)
+        first = offset if s.baseline_windows == 1 else step
+        b = _median(v, first, step, s.baseline_windows)
+        if s.baseline_windows > 1:  # leave out the windows that stood out against their own median
+            change, _ = _changes(v, b, scale)
+            med, spread = _spread(change[hist_rows], scale)
+            with np.errstate(all="ignore"):
+                odd = np.abs((change - med) / spread) >= s.threshold
+            b = _usual(v, odd, first, step, s.baseline_windows, b)
+    change, pct = _changes(v, b, scale)
     hist = change[hist_rows]
     n = np.sum(~np.isnan(hist), axis=0)
+    med, spread = _spread(hist, scale)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
-        med = np.nanmedian(hist, axis=0)
-        spread = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
-        spread = np.where(spread > 0, spread, np.nanstd(hist, axis=0))
-        spread = np.where(scale == "count", np.fmax(spread, COUNT_NOISE), spread)
         z = np.where((n >= MIN_HISTORY) & (spread > 0), (change[row] - med) / spread, np.nan)
         z = calibrated(z, n * min(1.0, math.sqrt((1 if length % 7 == 0 else 7) / length)))
         # a short count series is still a count: its counting noise alone scores it
@@ -173,6 +173,61 @@ def score_daily(
         },
         index=num.columns,
     )
+
+
+def _shifted(a: np.ndarray, k: int) -> np.ndarray:
+    """`a`'s rows moved `k` rows later (the window `k` days before each day), NaN where none."""
+    out = np.full_like(a, np.nan)
+    if k < len(a):
+        out[k:] = a[: len(a) - k]
+    return out
+
+
+def _median(v: np.ndarray, first: int, step: int, windows: int) -> np.ndarray:
+    """Each day's median of the `windows` earlier windows `first`, `first + step`, ... days back."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: no baseline there
+        return np.nanmedian(np.stack([_shifted(v, first + step * k) for k in range(windows)]), axis=0)
+
+
+def _usual(
+    v: np.ndarray, odd: np.ndarray, first: int, step: int, windows: int, plain: np.ndarray
+) -> np.ndarray:
+    """Each day's median of the latest `windows` earlier windows that did not stand out (`odd`:
+    beyond the threshold against their own plain median), among the last `windows + 3`; the plain
+    median where fewer than half of `windows` are left. Not recursive: whether a window stood out
+    is read from the data, never from what an earlier morning flagged, so the score is the same
+    whenever it is computed. A new level stops standing out once the plain median holds it (three
+    weeks of five), and is the baseline three weeks later."""
+    usual = np.where(odd, np.nan, v)
+    cands = np.stack([_shifted(usual, first + step * j) for j in range(windows + 3)])
+    valid = ~np.isnan(cands)
+    kept = valid & (np.cumsum(valid, axis=0) <= windows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        median = np.nanmedian(np.where(kept, cands, np.nan), axis=0)
+    return np.where(kept.sum(axis=0) >= (windows + 1) // 2, median, plain)
+
+
+def _changes(v: np.ndarray, b: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's change against its baseline in its series' units (points, square roots of
+    counts, percent), and its relative change."""
+    with np.errstate(all="ignore"):
+        pct = np.where((b != 0) & np.isfinite(b), (v - b) / np.abs(b), np.nan)
+        roots = np.sqrt(np.clip(v, 0, None)) - np.sqrt(np.clip(b, 0, None))
+    return np.where(scale == "points", v - b, np.where(scale == "count", roots, pct)), pct
+
+
+def _spread(hist: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The history's median change and robust spread (MAD, else the standard deviation; a count's
+    never under its counting noise)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
+        med = np.nanmedian(hist, axis=0)
+        spread = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
+        spread = np.where(spread > 0, spread, np.nanstd(hist, axis=0))
+        spread = np.where(scale == "count", np.fmax(spread, COUNT_NOISE), spread)
+    return med, spread
 
 
 def _scales(hist_values: np.ndarray, num: pd.DataFrame, ratio: bool, counts: bool) -> np.ndarray:

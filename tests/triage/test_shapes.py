@@ -44,6 +44,34 @@ def test_two_holidays_a_week_apart_leave_no_echo_in_the_weeks_after(tmp_path: Pa
         assert not any(i.flagged for i in items.values()), weeks
 
 
+def test_the_day_a_five_week_fall_ends_is_no_rise_and_a_new_level_is_not_flagged_for_ever(
+    tmp_path: Path,
+) -> None:
+    """Station a at 60% for five weeks after ten months, then back: the weeks of the fall fill the
+    plain median of five, so its end read against them is a +60% "rise"; the windows that stood
+    out are left out, so the end is an ordinary day. Station b moves to 70% for good: flagged while
+    new, the usual level again after about six weeks (a baseline that left out every flagged
+    window would flag it for ever)."""
+    down = START + timedelta(days=300)
+    back = down + timedelta(days=35)
+
+    def factor(d: date, s: str) -> float:
+        if s == "a":
+            return 0.6 if down <= d < back else 1.0
+        if s == "b":
+            return 0.7 if d >= down else 1.0
+        return 1.0
+
+    path = daily(tmp_path / "f.parquet", 400, factor, seed=3)
+    held = scan(path, "riders", back - timedelta(days=1))["a"]
+    assert held.flagged and held.score is not None and held.score < -3  # still down against usual days
+    for k in range(3):
+        a = scan(path, "riders", back + timedelta(days=k))["a"]
+        assert a.change_pct is not None and abs(a.change_pct) < 0.1 and not a.flagged, (k, a)
+    b = scan(path, "riders", down + timedelta(days=7 * 8))["b"]
+    assert not b.flagged and b.change_pct is not None and abs(b.change_pct) < 0.1
+
+
 def test_an_outage_in_the_baseline_is_never_read_as_zeros(tmp_path: Path) -> None:
     """A 7-day window whose previous week holds a day with no rows at all: not a rise."""
     gone = date(2026, 4, 8)
