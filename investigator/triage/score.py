@@ -32,6 +32,9 @@ from investigator.analysis.spec import Window
 
 Scale = Literal["percent", "points", "count"]
 MAD_EFFICIENCY = 0.37  # a MAD spread is worth this share of as many points' standard deviation
+CLIPPED_EFFICIENCY = 0.9  # the standard deviation of the points within 3 MADs: nearly a plain one's
+CLIP = 3.0  # points beyond this many robust spreads are left out of the clipped standard deviation
+TRUNCATED_SD = 0.9866  # the standard deviation of a normal cut at 3 sd, in sd
 COUNT_LEVEL = 100.0  # an integer series whose typical window is below this is scored as a count
 COUNT_NOISE = 0.6  # sd of sqrt(count) - sqrt(median of 4-5 counts) for Poisson counts: about sqrt(1/4 + 0.1)
 
@@ -152,7 +155,7 @@ def score_daily(
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
         z = np.where((n >= MIN_HISTORY) & (spread > 0), (change[row] - med) / spread, np.nan)
-        z = calibrated(z, n * min(1.0, math.sqrt((1 if length % 7 == 0 else 7) / length)))
+        z = calibrated(z, n * min(1.0, math.sqrt((1 if length % 7 == 0 else 7) / length)), CLIPPED_EFFICIENCY)
         # a short count series is still a count: its counting noise alone scores it
         short = (scale == "count") & np.isnan(z)
         z = np.where(short, change[row] / COUNT_NOISE, z)
@@ -219,12 +222,18 @@ def _changes(v: np.ndarray, b: np.ndarray, scale: np.ndarray) -> tuple[np.ndarra
 
 
 def _spread(hist: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The history's median change and robust spread (MAD, else the standard deviation; a count's
-    never under its counting noise)."""
+    """The history's median change and robust spread: the standard deviation of the changes within
+    three MADs of the median (the odd days out, as the MAD would leave them, but from nearly all
+    the information of the ordinary ones: a MAD from 150 points is as uncertain as a standard
+    deviation from 55, which `calibrated` must pay for at the threshold), else the MAD, else the
+    plain standard deviation; a count's never under its counting noise."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a series without history is all NaN
         med = np.nanmedian(hist, axis=0)
-        spread = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
+        mad = 1.4826 * np.nanmedian(np.abs(hist - med), axis=0)
+        inside = np.where(np.abs(hist - med) <= CLIP * mad, hist, np.nan)
+        spread = np.nanstd(inside, axis=0, ddof=1) / TRUNCATED_SD
+        spread = np.where(spread > 0, spread, mad)
         spread = np.where(spread > 0, spread, np.nanstd(hist, axis=0))
         spread = np.where(scale == "count", np.fmax(spread, COUNT_NOISE), spread)
     return med, spread
@@ -336,7 +345,7 @@ def for_family(z: np.ndarray, m: np.ndarray | int) -> np.ndarray:
     return np.where(np.isnan(z) | ~np.isfinite(out), z, out)
 
 
-def calibrated(z: np.ndarray, n: np.ndarray) -> np.ndarray:
+def calibrated(z: np.ndarray, n: np.ndarray, efficiency: float = MAD_EFFICIENCY) -> np.ndarray:
     """A z from `n` history points as the normal score with the same tail probability: the median
     and MAD of a short history are themselves uncertain (a t tail, and the new point's own
     prediction error), so 16 points need a bigger move than 80 for the same score. Without this a
@@ -344,6 +353,6 @@ def calibrated(z: np.ndarray, n: np.ndarray) -> np.ndarray:
     n = np.maximum(np.asarray(n, dtype=float), 2.0)
     t = np.abs(z) / np.sqrt(1 + np.pi / 2 / n)
     with np.errstate(all="ignore"):
-        tail = stats.t.sf(t, df=np.maximum(MAD_EFFICIENCY * (n - 1), 1.0))
+        tail = stats.t.sf(t, df=np.maximum(efficiency * (n - 1), 1.0))
         out = np.sign(z) * np.minimum(stats.norm.isf(tail), 50.0)
     return np.where(np.isnan(z), np.nan, out)
