@@ -21,9 +21,7 @@ from .test_deferred import answer
 from .test_job import triage
 from .webhook import Hook
 
-# station b at half its riders for seven days from here, after eight months of history (with four,
-# a -48% day of one of four stations scores 3.2 alone and 2.7 as one of four: too short to tell)
-MOVE = START + timedelta(days=240)
+MOVE = START + timedelta(days=120)  # station b at half its riders for seven days from here
 
 
 def body(data: Path, tmp: Path, url: str) -> dict[str, Any]:
@@ -39,7 +37,7 @@ def morning(d: date) -> datetime:
 def test_a_week_long_move_run_daily_is_announced_once_and_its_end_once(tmp_path: Path) -> None:
     full = daily(
         tmp_path / "full.parquet",
-        260,
+        140,
         lambda d, s: 0.5 if s == "b" and MOVE <= d < MOVE + timedelta(7) else 1.0,
     )
     frame = pd.read_parquet(full)
