@@ -4,9 +4,9 @@ history.
 One engine query per source for all its metrics (by time, and by time and each scanned dimension on
 its own; every measure (sum, count, distinct count) aggregated in the engine; never one query per
 segment); the rest is pandas on that small result.
-Daily series are scored all at once (`triage.score`: against the median of four earlier windows,
-in the units `analysis.movement` reads); coarser windows go through `analysis.movement` one by
-one.
+Daily series are scored all at once (`triage.score`: against the median of the five usual earlier
+windows, in the units `analysis.movement` reads; a segment as one of its dimension's values,
+`for_family`); coarser windows go through `analysis.movement` one by one.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ What a day (or a window of days) is compared with: the median of the same window
 `previous`, the same weekdays 1-5 weeks back), so two odd days in the baseline (Christmas and New
 Year, always on the same weekday a week apart; a holiday and a storm) cannot move it and the weeks
 after an event are no "echo". An odd count: a median of four is the mean of its middle two, which
-one of two odd days drags halfway. The history the move is judged
-against is scored the same way, in the units `analysis.movement` reads: a ratio's change in points,
+one of two odd days drags halfway. Windows that stood out against their own plain median are then
+left out (`_usual`): the day a five-week fall ends is no rise against the fall. The history the
+move is judged against is scored the same way (its spread: the standard deviation within three
+MADs, `_spread`), in the units `analysis.movement` reads: a ratio's change in points,
 a sum's in percent; a small count's on the square-root scale, where counting noise is the same at
 every level (0 -> 2 is noise, 0 -> 159 is not). All earlier windows are read (the investigation
 reads its last 20): twenty same weekdays cannot tell a one-day 40% drop of one station at the
