@@ -15,8 +15,10 @@ is replayed. With `../shared/real-public` present, its daily tables are replayed
 deaths, New York flights by origin and carrier, a pizza shop's orders by size and type).
 
 Printed per table and window: flagged lines and alert mornings per metric per month (all, and
-those no planted or known event explains), the echo share (a flag against a flag of the other sign
-a week before on the same series), the repeat share (an announcement of a series announced the
+those no planted or known event explains: ordinary data), the echo share (a flag against a flag of
+the other sign a week before on the same series), the recovery share (such a flag after a move
+that held at least three of the five windows of its baseline: the move's end, counted apart from
+echoes), the repeat share (an announcement of a series announced the
 morning before), recall and median rank of the planted drops, when each slow decline was first
 flagged, the stale-data alert for the missing load, the rises flagged in the five weeks after it
 (its hole in the baseline), and the holidays labelled expected. Runs on today's code or an older
@@ -81,7 +83,8 @@ def generate(days: int, seed: int = 7) -> tuple[pd.DataFrame, Planted, list[date
     busy = set(special) | {planted.outage}
     for s, first in zip(["s03", "s11"], [last_year[90], last_year[250]], strict=True):
         planted.declines.append((s, first, first + timedelta(days=20)))
-        planted.events.append((s, first, first + timedelta(days=34)))
+        # the decline, and the week it ends in: its end is a real rise against the weeks before
+        planted.events.append((s, first, first + timedelta(days=41)))
     picks: set[tuple[str, date]] = set()
     while len(picks) < DROPS:
         d = last_year[int(rng.integers(30, 360))]
@@ -267,11 +270,19 @@ def summarise(
             for metric, s, sign, _ in r.flagged:
                 flags[(metric, s)][r.end] = sign
     lines = sum(len(r.flagged) for r in runs)
-    echoes = 0
+    echoes = recoveries = 0
     for (_, _), by_day in flags.items():
         for d, sign in by_day.items():
             before = [by_day.get(d - timedelta(days=k)) for k in range(7, 7 + length)]
-            echoes += any(b == -sign for b in before)
+            if any(b == -sign for b in before):
+                # a move back after one that held most of the baseline (3 of its 5 windows) is
+                # the end of that move (a recovery), not an echo of one odd window
+                held = sum(by_day.get(d - timedelta(days=length * k if length >= 7 else 7 * k)) == -sign
+                           for k in range(1, 6))  # fmt: skip
+                if held >= 3:
+                    recoveries += 1
+                else:
+                    echoes += 1
     told_days: dict[tuple[str, str], dict[date, int]] = defaultdict(dict)
     repeats = announced = 0
     for r in runs:
@@ -297,6 +308,7 @@ def summarise(
         "mornings": len(runs),
         "per_metric": per_metric,
         "echo_share": round(echoes / lines, 3) if lines else 0.0,
+        "recovery_share": round(recoveries / lines, 3) if lines else 0.0,
         "repeat_share": round(repeats / announced, 3) if announced else 0.0,
         "announcements": announced,
         "mornings_not_scanned": sum(1 for r in runs if r.end is None),

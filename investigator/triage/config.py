@@ -93,6 +93,8 @@ class Target(BaseModel):
     sql: str | None = None
     scan_segments: list[str]
     direction: Direction
+    filter: str | None = Field(None, description="the rows the metric counts (a semantic metric's filter)")
+    semantic_manifest: str | None = Field(None, description="the dbt semantic manifest that defines it")
     keys: dict[str, str] = Field(default_factory=dict)
 
     def key(self, name: str) -> str:
@@ -117,13 +119,17 @@ class TriageConfig(BaseModel):
     direction: Direction = "both"
     threshold: float = Field(3.0, gt=0, description="Robust z-score from which a move is anomalous.")
     baseline_windows: int = Field(
-        4, ge=1, le=12, description="A day is compared with the median of this many earlier windows (1: one)."
+        5, ge=1, le=12, description="A day is compared with the median of this many earlier windows (1: one)."
     )
     min_volume: float = Field(10.0, ge=0, description="A count below this in both windows is not scored.")
     expected_years: int = Field(
         2, ge=1, description="Earlier years needed to call a move expected (most of them moved alike)."
     )
     notify_expected: bool = Field(False, description="Also notify (and investigate) moves labelled expected.")
+    semantic_manifest: str | None = Field(
+        None,
+        description="A dbt semantic manifest (or dbt project folder): metrics named in it are read from it.",
+    )
     max_segment_values: int = Field(50, ge=1, description="Scan the largest values of each dimension.")
     budget: Budget = Field(default_factory=Budget)
     workers: int = Field(2, ge=1, le=32)
@@ -206,6 +212,23 @@ class TriageConfig(BaseModel):
             expected_years=self.expected_years,
         )
 
+    def _semantic(self) -> dict[str, Any]:
+        """The metrics of `semantic_manifest` this job names, as `semantic.semantic_metric` reads them
+        (a metric the manifest does not have is read as usual: metrics.yaml, a column, a ratio)."""
+        if not self.semantic_manifest:
+            return {}
+        from investigator.semantic import load_manifest, semantic_metric
+
+        try:
+            names = {m.name for m in load_manifest(self.semantic_manifest).metrics}
+            return {
+                m.metric: semantic_metric(self.semantic_manifest, m.metric)
+                for m in self.metrics
+                if m.metric in names
+            }
+        except UserError as e:  # the library missing, a manifest that does not parse, an unsupported metric
+            raise ValueError(f"semantic_manifest: {e}") from None
+
     def targets(self) -> list[Target]:
         """Every metric with its own keys, then the job's, then its `metrics.yaml` definition's (as
         flags go before a definition in `investigate`); a definition that names its own data goes
@@ -213,7 +236,9 @@ class TriageConfig(BaseModel):
         together: the first level that names any of `data`, `table`, `sql` gives the table and
         query (a metric naming its own data takes no table from the job). A `ValueError` names the
         metric whose data is missing or incomplete."""
-        known = load_metrics()
+        known: dict[str, Any] = dict(load_metrics())
+        semantic = self._semantic()
+        known.update({name: sm.definition for name, sm in semantic.items()})
         out = []
         for i, m in enumerate(self.metrics):
             d = known.get(m.metric)
@@ -239,6 +264,9 @@ class TriageConfig(BaseModel):
             for name in ("table", "sql"):
                 keys[name] = f"{where}.{name}" if where else name
             table, sql = source.table, source.sql
+            sm = semantic.get(m.metric)
+            if sm is not None and is_url(data) and not (table or sql):
+                table, keys["table"] = sm.table, f"semantic model {sm.model}"  # its table, behind the URL
             if not is_url(data) and (table or sql):
                 key = keys["table"] if table else keys["sql"]
                 raise ValueError(
@@ -262,6 +290,8 @@ class TriageConfig(BaseModel):
                     dimensions=pick("dimensions"),
                     scan_segments=m.scan_segments if m.scan_segments is not None else self.scan_segments,
                     direction=m.direction or self.direction,
+                    filter=sm.filter if sm is not None else None,
+                    semantic_manifest=self.semantic_manifest if sm is not None else None,
                     keys={**keys, "metric": f"{here}.metric"},
                 )
             )

@@ -78,15 +78,16 @@ def scan_sources(config: TriageConfig, redact: Redactor) -> tuple[list[ScanItem]
     """`scan_all`, with each readable source's last day (to tell a load that did not arrive)."""
     from investigator.sources import source_for
 
-    groups: dict[tuple[str, str | None, str | None, str, tuple[str, ...]], list[Target]] = {}
+    groups: dict[tuple[str, str | None, str | None, str, tuple[str, ...], str | None], list[Target]] = {}
     for t in config.targets():
-        groups.setdefault((t.data, t.table, t.sql, t.time_column, tuple(t.scan_segments)), []).append(t)
+        key = (t.data, t.table, t.sql, t.time_column, tuple(t.scan_segments), t.filter)
+        groups.setdefault(key, []).append(t)
     opened: list[tuple[list[Target], Any, Any, str | None]] = []
     try:
-        for (data, table_name, sql, time_column, _), targets in groups.items():
+        for (data, table_name, sql, time_column, _, where), targets in groups.items():
             source = source_for(data, table_name, sql)
             try:
-                table, error = source.open(time_column), None
+                table, error = _rows_of(source.open(time_column), where), None
             except (ConfigError, DataError) as e:
                 if isinstance(e, ConfigError):
                     raise
@@ -105,6 +106,20 @@ def scan_sources(config: TriageConfig, redact: Redactor) -> tuple[list[ScanItem]
     finally:
         for _, source, _, _ in opened:
             source.close()
+
+
+def _rows_of(table: Any, where: str | None) -> Any:
+    """The rows a metric counts: all, or those its semantic-layer filter keeps (checked against
+    the table's columns, rebuilt as Ibis, as `--filter` is)."""
+    if where is None:
+        return table
+    from investigator.analysis.reading import filtered
+    from investigator.sources.filters import parse_filter
+
+    try:
+        return filtered(table, parse_filter(where, table, flag=""))
+    except UserError as e:
+        raise DataError(f"the metric's filter {where!r}: {e}") from None
 
 
 def _scan(

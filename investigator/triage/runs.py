@@ -111,6 +111,7 @@ def request_for(job: Job, config: TriageConfig, end: date) -> Request:
         table=t.table,
         sql=t.sql,
         filter=item.segment or None,
+        semantic_manifest=t.semantic_manifest,  # its definition and filter, and the segment's rows
     )
 
 

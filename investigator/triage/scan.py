@@ -4,9 +4,9 @@ history.
 One engine query per source for all its metrics (by time, and by time and each scanned dimension on
 its own; every measure (sum, count, distinct count) aggregated in the engine; never one query per
 segment); the rest is pandas on that small result.
-Daily series are scored all at once (`triage.score`: against the median of four earlier windows,
-in the units `analysis.movement` reads); coarser windows go through `analysis.movement` one by
-one.
+Daily series are scored all at once (`triage.score`: against the median of the five usual earlier
+windows, in the units `analysis.movement` reads; a segment as one of its dimension's values,
+`for_family`); coarser windows go through `analysis.movement` one by one.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from investigator.errors import DataError
 from investigator.request import Span, metric_definition, parse_metric
 from investigator.sources.windows import Windows, default_end, distinct_dates, plan, plan_windows
 from investigator.triage.config import Direction, Target
-from investigator.triage.score import Scale, Scoring, calibrated, outage_days, score_daily
+from investigator.triage.distinct import window_counts
+from investigator.triage.score import Scale, Scoring, calibrated, for_family, outage_days, score_daily
 
 if TYPE_CHECKING:
     from ibis.expr.types import Table
@@ -89,12 +90,16 @@ def measure_expr(table: Any, m: Measure) -> Any:
     return table[m.column].sum()
 
 
-def query_group(table: Any, time_column: str, dims: list[str], measures: list[Measure]) -> pd.DataFrame:
+def query_group(
+    table: Any, time_column: str, dims: list[str], measures: list[Measure], days: int = 1
+) -> pd.DataFrame:
     """The one engine query for every metric on a source: each measure by time for the whole data,
     and by time and each scanned dimension on its own (a union of one grouping per dimension, so
     the rows returned grow with the sum of the dimensions' values, never their product, and a
-    distinct count is counted within each segment, never added up over finer groups). Columns:
-    date, _dim ("" for the total), _value, _rows, m0, m1, ... in `measures` order."""
+    distinct count is counted within each segment, never added up over finer groups). A distinct
+    count over windows of `days` days (`count_distinct`) is one more query per measure
+    (`triage.distinct`): its column then holds the count over the window ending on each date.
+    Columns: date, _dim ("" for the total), _value, _rows, m0, m1, ... in `measures` order."""
     import ibis
 
     aggs = {"_rows": table.count(), **{f"m{i}": measure_expr(table, m) for i, m in enumerate(measures)}}
@@ -113,7 +118,27 @@ def query_group(table: Any, time_column: str, dims: list[str], measures: list[Me
     frame["date"] = pd.to_datetime(frame["date"]).dt.date
     names = [f"m{i}" for i in range(len(measures))]
     frame[names] = frame[names].astype(float)  # Decimal from some engines
+    windowed = {f"m{i}": m for i, m in enumerate(measures) if m.windowed}
+    if days > 1 and windowed:
+        frame = _windowed(frame, window_counts(table, time_column, dims, windowed, days), names)
     return frame
+
+
+def _windowed(frame: pd.DataFrame, counts: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """`frame` with its windowed distinct counts replaced by the counts over each window, on every
+    day the table has rows (a segment without rows that day still has users in its window; a day
+    without any row, an outage, has no value)."""
+    dated = set(frame.loc[frame["_dim"] == "", "date"])
+    counts = counts[counts["date"].isin(dated)]
+    keys = ["date", "_dim", "_value"]
+    mine = [c for c in counts.columns if c not in keys]
+    blank = "\x00"
+    left = frame.drop(columns=mine).assign(_value=frame["_value"].fillna(blank))
+    right = counts.assign(_value=counts["_value"].fillna(blank))
+    out = left.merge(right, on=keys, how="outer")
+    out[["_rows", *names]] = out[["_rows", *names]].fillna(0.0)
+    out["_value"] = out["_value"].where(out["_value"] != blank, None)
+    return out
 
 
 def wide(frame: pd.DataFrame, dims: list[str], top: int, windows: Windows) -> dict[str, pd.DataFrame]:
@@ -213,8 +238,17 @@ def scan_targets(
     if not parsed:
         return items
     measures = measures_of(parsed)
-    frame = query_group(table, targets[0].time_column, targets[0].scan_segments, measures)
+    days = windows.current.days if daily_windows(windows) else 1
+    frame = query_group(table, targets[0].time_column, targets[0].scan_segments, measures, days)
     return items + score_frame(frame, targets, parsed, windows, threshold, top, scoring)
+
+
+def daily_windows(windows: Windows) -> bool:
+    """Whether the windows are scored as days (`score_daily`), not as whole months or coarser
+    periods (`score_each`, through `analysis.movement`)."""
+    spec = AnalysisSpec(metric="", numerator="num", current=windows.current, baseline=windows.baseline,
+                        grain=windows.grain.unit, grain_step=windows.grain.step)  # fmt: skip
+    return spec.window_grain.unit == "day"
 
 
 def score_frame(
@@ -239,7 +273,8 @@ def score_frame(
     for i, (num, den) in parsed.items():
         metric = {"num": frames[alias[num.name]], **({"den": frames[alias[den.name]]} if den else {})}
         counts = den is None and num.kind in ("count", "count_distinct")
-        items += _score(targets[i], metric, windows, scoring, outages, counts)
+        whole = (num.windowed, den is not None and den.windowed)
+        items += _score(targets[i], metric, windows, scoring, outages, counts, whole)
     return items
 
 
@@ -258,6 +293,7 @@ def _score(
     scoring: Scoring,
     outages: set[date],
     counts: bool,
+    windowed: tuple[bool, bool] = (False, False),
 ) -> list[ScanItem]:
     spec = AnalysisSpec(
         metric=target.metric,
@@ -278,9 +314,11 @@ def _score(
             scoring=scoring,
             outages=outages,
             counts=counts,
+            windowed=windowed,
         )
     else:
         scores = score_each(frames, spec)
+    scores = _families(scores)
     items = []
     for name, row in scores.iterrows():
         segment = {} if name == TOTAL else dict([str(name).split("\x1f", 1)])
@@ -304,6 +342,20 @@ def _score(
             )
         )
     return items
+
+
+def _families(scores: pd.DataFrame) -> pd.DataFrame:
+    """Each segment's z adjusted for how many values of its dimension were scored (`for_family`);
+    the total's as it is."""
+    dims = pd.Series(
+        [str(n).split("\x1f", 1)[0] if n != TOTAL else "" for n in scores.index], index=scores.index
+    )
+    z = pd.to_numeric(scores["z"], errors="coerce").astype(float)
+    out = z.copy()
+    for d in set(dims) - {""}:
+        mine = dims == d
+        out[mine] = for_family(z[mine].to_numpy(), int(z[mine].notna().sum()))
+    return scores.assign(z=out)
 
 
 def severity(item: ScanItem, threshold: float = 3.0) -> float:

@@ -25,6 +25,7 @@ def daily(
     skip: set[date] | frozenset[date] = frozenset(),
     start: date = START,
     seed: int = 0,
+    stations: list[str] = STATIONS,
 ) -> Path:
     """Riders by station and day (weekends at 60%, 5% noise), each multiplied by `factor(day,
     station)`; the days in `skip` have no rows at all (a load that never came)."""
@@ -34,7 +35,7 @@ def daily(
         d = start + timedelta(days=i)
         if d in skip:
             continue
-        for s in STATIONS:
+        for s in stations:
             mean = level * (0.6 if d.weekday() >= 5 else 1.0) * np.exp(rng.normal(0, 0.05)) * factor(d, s)
             trips = max(1, int(mean) // 10)
             rows.append({"date": d, "station": s, "riders": int(rng.poisson(mean)), "trips": trips,
