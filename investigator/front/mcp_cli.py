@@ -48,6 +48,13 @@ def mcp_command(
             "the working directory unless given, over stdio anywhere unless given."
         ),
     ] = None,
+    semantic_manifest: Annotated[
+        Path | None,
+        typer.Option(
+            help="A dbt semantic manifest (or dbt project folder) whose metrics clients may ask for by "
+            "name; the server's owner names it, a client never names a file."
+        ),
+    ] = None,
     max_runs: Annotated[
         int,
         typer.Option(min=1, help="Investigations at once; as many more wait, any beyond are refused."),
@@ -82,15 +89,22 @@ def mcp_command(
         stream=sys.stderr, level=logging.WARNING, format="%(asctime)s mcp %(levelname)s %(message)s"
     )
     from investigator.front.mcp_server import build_server
-    from investigator.front.mcp_tools import Place
+    from investigator.front.mcp_tools import Place, semantic_catalogue
 
     roots = [p.resolve() for p in data_root or []] or ([Path.cwd()] if transport == "http" else None)
+    try:
+        catalogue = semantic_catalogue(semantic_manifest) if semantic_manifest else []
+    except UserError as e:
+        typer.echo(f"error: --semantic-manifest: {e}", err=True)
+        raise typer.Exit(2) from None
     place = Place(
         runs_dir=settings.runs_dir.resolve(),
         home=settings.home.resolve(),
         data_roots=roots,
         urls=transport == "stdio",  # over HTTP, only the connections the server's environment holds
         max_runs=max_runs,
+        semantic_manifest=semantic_manifest.resolve() if semantic_manifest else None,
+        semantic_metrics=catalogue,
     )
     mcp, jobs = build_server(place)
     try:

@@ -63,6 +63,16 @@ class Place(BaseModel):
     max_runs: int = Field(
         2, ge=1, description="investigations (and triage jobs) at once; as many more wait, beyond is refused"
     )
+    semantic_manifest: Path | None = Field(None, description="the owner's dbt semantic manifest, if any")
+    semantic_metrics: list[str] = Field(default_factory=list, description="the metrics it defines")
+
+
+def semantic_catalogue(path: Path) -> list[str]:
+    """The metrics a dbt semantic manifest defines (read with dbt-semantic-interfaces); a
+    `UserError` in one line when it cannot be read or the library is missing."""
+    from investigator.semantic import load_manifest
+
+    return sorted(m.name for m in load_manifest(path).metrics)
 
 
 def check_data(place: Place, data: str | None, what: str = "data file") -> None:
@@ -231,6 +241,8 @@ def investigation(place: Place, progress: Progress, cancelled: threading.Event, 
         raise UserError(f"{refused[0]!r} is not an argument of investigate here")
     check_lengths({k: v for k, v in options.items() if isinstance(v, str | list)})
     check_data(place, options.get("data"))
+    if place.semantic_manifest is not None and options.get("metric") in place.semantic_metrics:
+        options = {**options, "semantic_manifest": place.semantic_manifest}  # the owner's, not the client's
     request, settings, choice = ask(
         door="mcp", runs_dir=place.runs_dir, home=place.home, by_owner=place.urls, **options
     )
