@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import logging
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -281,14 +282,18 @@ def connect_confined_duckdb(url: str) -> Any:
     import duckdb
 
     path = database_path(url)
-    con = duckdb.connect(":memory:" if path is None else str(path), read_only=path is not None,
-                         config=DUCKDB_CONFINED)  # fmt: skip
-    locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()
-    if locked and locked[0]:
-        return _locked_backend().from_connection(con)
-    backend = _ibis_duckdb().from_connection(con)
-    con.execute("SET lock_configuration = true")
-    return backend
+    with _CONFINING:  # two threads on one file (triage's workers): one configures, then locks
+        con = duckdb.connect(":memory:" if path is None else str(path), read_only=path is not None,
+                             config=DUCKDB_CONFINED)  # fmt: skip
+        locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()
+        if locked and locked[0]:
+            return _locked_backend().from_connection(con)
+        backend = _ibis_duckdb().from_connection(con)
+        con.execute("SET lock_configuration = true")
+        return backend
+
+
+_CONFINING = threading.Lock()  # one database per file per process: its check-then-lock is one step
 
 
 def _ibis_duckdb() -> Any:

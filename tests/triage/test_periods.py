@@ -75,7 +75,7 @@ def test_a_triage_job_with_avg4(drop: Path, tmp_path: Path) -> None:
         "data": str(drop), "time_column": "date", "window": "7d", "baseline": "avg4",
         "dimensions": ["country", "channel"], "metrics": ["sessions"], "scan_segments": ["channel"],
         "budget": {"max_investigations": 1, "max_minutes": 10}, "workers": 1, "planner": "offline",
-        "sandbox": "local", "max_iterations": 8, "state": str(tmp_path / "state.sqlite"),
+        "sandbox": "local", "max_iterations": 10, "state": str(tmp_path / "state.sqlite"),
         "runs_dir": str(tmp_path / "runs"),
     }  # fmt: skip
     path = tmp_path / "triage.yaml"

@@ -43,7 +43,7 @@ def write(folder: Path, **body: Any) -> Path:
         "budget": {"max_investigations": 1, "max_minutes": 10},
         "planner": "offline",
         "sandbox": "local",
-        "max_iterations": 8,
+        "max_iterations": 10,
         "state": str(folder / "state" / "triage.sqlite"),
         "runs_dir": str(folder / "runs"),
     }
