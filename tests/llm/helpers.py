@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
-from investigator.protocols import Planner
 from investigator.report.model import Report
 from investigator.request import Request
+from investigator.run.seams import Planner
 from investigator.run.state import run_dir
 from investigator.runner import run_loop
 from investigator.runs import new_run
