@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def settings(tmp_path: Path):  # type: ignore[no-untyped-def]
     return load_settings(runs_dir=tmp_path / "runs")
 
 
-def write_synth(folder: Path, cause: str, **kw: object) -> tuple[Path, dict]:
+def write_synth(folder: Path, cause: str, **kw: object) -> tuple[Path, dict[str, Any]]:
     frame, truth = generate(cause, **kw)  # type: ignore[arg-type]
     path = folder / f"{cause}.parquet"
     frame.to_parquet(path, index=False)
@@ -86,7 +87,7 @@ def write_synth(folder: Path, cause: str, **kw: object) -> tuple[Path, dict]:
 
 
 @pytest.fixture
-def segment_drop(tmp_path: Path) -> tuple[Path, dict]:
+def segment_drop(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     return write_synth(tmp_path, "segment_change", seed=3, segment={"channel": "social"}, factor=0.5)
 
 

@@ -14,7 +14,7 @@ from investigator.runner import run_loop
 from investigator.runs import new_run
 from sandbox.kernels.local import LocalKernel
 
-FAST = {
+FAST: dict[str, Any] = {
     "rate_limit_backoff_s": [0.001, 0.002, 0.003],
     "connection_backoff_s": [0.001, 0.002, 0.003, 0.004, 0.005],
     "max_wait_s": 0.05,
