@@ -11,12 +11,11 @@ import pandas as pd
 import pytest
 
 from investigator.errors import DataError
-from investigator.memory.embed import Embedder
 from investigator.memory.models import NewMemory
 from investigator.memory.store import MemoryStore
-from investigator.sources.base import DataSource
+from investigator.protocols import DataSource, Embedder, Notifier
 from investigator.testing import FakeEmbedder, FakeNotifier, FrameSource
-from investigator.triage.notify import Notifier, deliver
+from investigator.triage.notify import deliver
 from investigator.triage.secrets import Redactor
 
 
