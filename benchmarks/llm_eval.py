@@ -32,8 +32,8 @@ from investigator.errors import InvestigatorError
 from investigator.llm import LLMSettings, load_llm_settings
 from investigator.planners.llm import FALLBACK, LLMPlanner
 from investigator.planners.offline import OfflinePlanner
-from investigator.protocols import Planner
 from investigator.request import Request
+from investigator.run.seams import Planner
 from investigator.run.state import run_dir
 from investigator.runner import run_loop
 from investigator.runs import new_run

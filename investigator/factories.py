@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from investigator.config import Settings
 from investigator.errors import ConfigError
 from investigator.preflight import choose_sandbox
-from investigator.protocols import Kernel, Planner
 from investigator.run.decision import Decision
+from investigator.run.seams import Kernel, Planner
 from investigator.run.state import RunState
 
 if TYPE_CHECKING:

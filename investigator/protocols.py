@@ -1,51 +1,20 @@
-"""The seams of the loop: the kernel that runs code and the planner that decides. Each has a real
-implementation and a fake that tests use. (The data's seam, `DataSource`, lives with its
-implementations in `investigator.sources.base`.)"""
+"""Every seam of the package, listed in one place. Each is a `Protocol` declared beside its real
+implementations and has a fake in `investigator.testing`:
 
-from __future__ import annotations
+- `Kernel` (`run/seams.py`): runs code, variables kept between calls; `kernels.mcp.McpKernel`,
+  `kernels.inprocess.InProcessKernel`.
+- `Planner` (`run/seams.py`): decides the next step from the bounded context; `planners/`.
+- `DataSource` (`sources/base.py`): where a metric's rows live; `sources.files`, `sources.warehouse`.
+- `Embedder` (`memory/embed.py`): texts to vectors for recall; `memory.embed.WordLlamaEmbedder`.
+- `Notifier` (`triage/notify.py`): delivers triage's message; `triage.notify.AppriseNotifier`.
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+This module is for people writing an implementation; the package's own modules import each seam
+from where it is declared (`tests/test_architecture.py` keeps this one beside the front doors).
+"""
 
-if TYPE_CHECKING:
-    from investigator.run.compress import Compressed
-    from investigator.run.context import Context
-    from investigator.run.decision import Decision
-    from investigator.run.tokens import Usage
-    from sandbox.models import ExecResult
+from investigator.memory.embed import Embedder
+from investigator.run.seams import Kernel, Planner
+from investigator.sources.base import DataSource
+from investigator.triage.notify import Notifier
 
-
-@runtime_checkable
-class Kernel(Protocol):
-    """A persistent code-execution session: variables survive between `execute` calls."""
-
-    def start(self) -> None:
-        """Start (or connect to) the kernel; calling it again on a started kernel does nothing."""
-        ...
-
-    def execute(self, code: str, timeout: float = 60.0) -> ExecResult: ...
-
-    def list_files(self) -> list[str]: ...
-
-    def data_path(self, host_path: str) -> str:
-        """Where a host data file is visible from inside the kernel (mounted or copied)."""
-        ...
-
-    def shutdown(self) -> None: ...
-
-
-@runtime_checkable
-class Planner(Protocol):
-    """Decides the next step from the bounded context alone (no chat history)."""
-
-    name: str
-
-    def decide(self, context: Context) -> Decision: ...
-
-    def compress(self, decision: Decision, result: ExecResult, structured: Compressed) -> Compressed:
-        """Turn a step's output into a finding; `structured` is the library's own summary."""
-        ...
-
-    def take_usage(self) -> Usage:
-        """Tokens used since the last call, per phase (decide_in, compress_out, ...). The loop
-        adds them to the run's state, which owns the count and checks the budget."""
-        ...
+__all__ = ["DataSource", "Embedder", "Kernel", "Notifier", "Planner"]

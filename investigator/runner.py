@@ -1,7 +1,7 @@
 """The public verbs: investigate, resume, continue a run, and drive a created one (`run_loop`).
 
 Each creates or loads the run (`runs`), gets its planner and kernel (`factories`, started while
-the request is checked: `kernels.startup`), runs the loop, always cleans up, then writes the
+the request is checked: `startup`), runs the loop, always cleans up, then writes the
 artifacts and the report once."""
 
 from __future__ import annotations
@@ -20,27 +20,27 @@ import pandas as pd
 from investigator.config import Settings
 from investigator.errors import Interrupted, InvestigatorError, StorageError
 from investigator.factories import Hooks, LLMChoice, Progress, make_planner
-from investigator.kernels.startup import (
-    discard,
-    preload_artifact_libraries,
-    release,
-    spawn_early,
-    started_kernel,
-)
-from investigator.memory import recognise, remember
 from investigator.preflight import check_runs_dir, check_sandbox, choose_sandbox
-from investigator.protocols import Kernel, Planner
+from investigator.remembering import recognise, remember
 from investigator.report.model import Phases, Report, build_report, write_report
 from investigator.request import Request, metric_definition
 from investigator.run.checks import CauseChecker, cause_checker
 from investigator.run.guard import run_lock
 from investigator.run.loop import InvestigationLoop, Ran
+from investigator.run.seams import Kernel, Planner
 from investigator.run.state import STATE_FILE, RunState, drop_unsaved, load, new_run_id, run_dir, save
 from investigator.runs import DATAFRAME_FILE, forget_kernel_state, load_run, new_run, one_name_each, same_data
 from investigator.sources.demo import demo_path
 from investigator.sources.frames import write_frame
 from investigator.sources.resolve import refuse_early
 from investigator.sources.urls import is_url
+from investigator.startup import (
+    discard,
+    preload_artifact_libraries,
+    release,
+    spawn_early,
+    started_kernel,
+)
 
 if TYPE_CHECKING:
     pass

@@ -19,7 +19,7 @@ __all__ = ["ALIAS_BUDGET", "load_yaml"]
 ALIAS_BUDGET = 10_000  # values aliases may add to a document: far above any real config
 
 
-class _BudgetLoader(yaml.SafeLoader):
+class _BudgetLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no types here
     def compose_document(self) -> yaml.Node | None:
         node: yaml.Node | None = super().compose_document()
         if node is not None:

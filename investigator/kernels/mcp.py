@@ -44,7 +44,7 @@ class ToolFailed(Exception):
 
 
 class McpKernel:
-    """A persistent kernel behind the sandbox MCP server. Implements `investigator.protocols.Kernel`."""
+    """A persistent kernel behind the sandbox MCP server. Implements `investigator.run.seams.Kernel`."""
 
     def __init__(
         self,

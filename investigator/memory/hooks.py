@@ -1,4 +1,5 @@
-"""The run's two calls into memory: `recall` when a run is created, `remember` when it ends.
+"""Memory's two doors for a run: `recall` when a run is created, `keep` when it ends (what a run
+keeps is worked out from its state in `investigator.remembering`, which calls both).
 
 Neither ever fails a run: trouble with the memory folder becomes a warning.
 """
@@ -9,16 +10,13 @@ from typing import TYPE_CHECKING
 
 from investigator.fmt import seg
 from investigator.memory import ledger
-from investigator.memory.extract import leads_of, memories_of
 from investigator.memory.home import DB, ensure_home
-from investigator.memory.models import Lead, MemoryContext, Recalled
+from investigator.memory.models import FactProposal, Lead, MemoryContext, NewMemory, Recalled
 
 if TYPE_CHECKING:
     from investigator.analysis.spec import AnalysisSpec
     from investigator.config import Settings
     from investigator.memory.embed import Embedder
-    from investigator.report.model import Report
-    from investigator.run.state import RunState
 
 MAX_FACTS = 30  # the context's budget cuts further; this bounds the work of building it
 RECALL_K = 5
@@ -97,35 +95,18 @@ def recall(
     return MemoryContext(facts=facts, recalled=recalled, warnings=warnings, source=source, source_alias=alias)
 
 
-def recognise(state: RunState, settings: Settings, embedder: Embedder | None = None) -> RunState:
-    """The concluded run with recall asked again, with what it found (`leads_of`): a past memory
-    of the same drop comes first, then what was recalled at its start (what its planner saw).
-    For the report's "Seen before"; a run that found nothing, or has no memories, is unchanged."""
-    leads = leads_of(state)
-    m = state.memory
-    if not leads or m.source is None or not (settings.home / DB).exists():
-        return state
-    again = recall(settings, state.spec, embedder, m.source, m.source_alias, leads)
-    first = {(r.run_id, r.text) for r in again.recalled}
-    earlier = [r for r in m.recalled if (r.run_id, r.text) not in first]
-    update = {
-        "recalled": again.recalled + earlier,
-        "warnings": list(dict.fromkeys(m.warnings + again.warnings)),
-    }
-    return state.model_copy(update={"memory": m.model_copy(update=update)})
-
-
-def remember(
-    state: RunState, report: Report, settings: Settings, embedder: Embedder | None = None
+def keep(
+    settings: Settings,
+    memories: list[NewMemory],
+    proposals: list[FactProposal] | None = None,
+    embedder: Embedder | None = None,
 ) -> list[str]:
     """Store a finished run's memories and its proposed facts; returns warnings (never raises)."""
     warnings: list[str] = []
     try:
         home, warnings = ensure_home(settings.home)
-        if state.conclusion is not None:
-            for proposal in state.conclusion.proposed_facts:
-                ledger.propose(home, proposal.model_copy(update={"run_id": state.run_id}))
-        memories = memories_of(state, report)
+        for proposal in proposals or []:
+            ledger.propose(home, proposal)
         if memories:
             from investigator.memory.embed import default_embedder
             from investigator.memory.store import MemoryStore

@@ -75,7 +75,8 @@ _COLUMNS = (
 
 def relevance(similarity: float, age_days: float, uses: int) -> float:
     """Similarity, decayed with age and raised with use."""
-    return similarity * 0.5 ** (max(age_days, 0.0) / HALF_LIFE_DAYS) * (1 + USE_BOOST * math.log1p(uses))
+    decay = math.pow(0.5, max(age_days, 0.0) / HALF_LIFE_DAYS)
+    return similarity * decay * (1 + USE_BOOST * math.log1p(uses))
 
 
 class MemoryStore:

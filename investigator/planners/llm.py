@@ -25,11 +25,11 @@ from investigator.llm.stream import OnTokens
 from investigator.llm.wait import OnWait
 from investigator.planners.host_words import host_conclusion
 from investigator.planners.offline import OfflinePlanner, proposals
-from investigator.protocols import Planner
 from investigator.run.compress import Compressed
 from investigator.run.context import Context
 from investigator.run.decision import Decision, DecisionType
 from investigator.run.hypotheses import Hypothesis
+from investigator.run.seams import Planner
 from investigator.run.tokens import Usage
 from sandbox.models import ExecResult
 

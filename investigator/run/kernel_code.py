@@ -17,7 +17,7 @@ from investigator.sources.extract import EXTRACT_FILE
 
 if TYPE_CHECKING:
     from investigator.config import RunSettings
-    from investigator.protocols import Kernel
+    from investigator.run.seams import Kernel
     from investigator.run.state import RunState
     from sandbox.models import ExecResult
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from investigator.config import RunSettings
-from investigator.protocols import Kernel, Planner
 from investigator.run.checks import CauseChecker, cause_checker, refusal
 from investigator.run.compress import Compressed, compress
 from investigator.run.context import Context, build_context
@@ -35,6 +34,7 @@ from investigator.run.rules import (
     reorder,
     tokens_left,
 )
+from investigator.run.seams import Kernel, Planner
 from investigator.run.state import Finding, RunState, save, save_output
 
 Progress = Callable[[RunState, Decision | None], None]

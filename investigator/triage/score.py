@@ -192,7 +192,8 @@ def _median(v: np.ndarray, first: int, step: int, windows: int) -> np.ndarray:
     """Each day's median of the `windows` earlier windows `first`, `first + step`, ... days back."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: no baseline there
-        return np.nanmedian(np.stack([_shifted(v, first + step * k) for k in range(windows)]), axis=0)
+        stacked = np.stack([_shifted(v, first + step * k) for k in range(windows)])
+        return np.asarray(np.nanmedian(stacked, axis=0), dtype=float)
 
 
 def _usual(

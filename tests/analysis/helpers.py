@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from typing import Any
 
 import pandas as pd
 
@@ -26,7 +27,7 @@ def spec(
 
 
 def cube(
-    rows: list[tuple],
+    rows: list[tuple[Any, ...]],
     dims: tuple[str, ...] = ("country", "platform"),
     measures: tuple[str, ...] = ("revenue",),
 ) -> pd.DataFrame:

@@ -25,7 +25,7 @@ def dates_of(frame: pd.DataFrame, column: str = "date") -> list[date]:
 def resolved(tmp_path: Path, frame: pd.DataFrame, window: str, **kw: object):  # type: ignore[no-untyped-def]
     path = tmp_path / "data.parquet"
     frame.to_parquet(path, index=False)
-    request = Request(metric="value", window=window, **kw)  # type: ignore[arg-type]
+    request = Request(metric="value", window=window, **kw)
     return resolve(request, path, MetricDefinition(expression="value"))
 
 

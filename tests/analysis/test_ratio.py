@@ -3,13 +3,14 @@ from __future__ import annotations
 import pytest
 
 from investigator.analysis.ratio import decompose_ratio, mix_rate
+from investigator.analysis.spec import AnalysisSpec
 
 from .helpers import cube, spec
 
 MEASURES = ("revenue", "orders")
 
 
-def ratio_spec():  # type: ignore[no-untyped-def]
+def ratio_spec() -> AnalysisSpec:
     return spec(num="revenue", den="orders")
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from itertools import product
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,9 +78,7 @@ def test_segment_share_for_sums_and_ratios() -> None:
 def test_verify_accepts_true_claims_and_refuses_false_ones() -> None:
     c = leaf_cube(lambda r: 0.5 if r["country"] == "JP" else 1.0)
     daily = pd.DataFrame({"date": [S.current.end], "revenue": [1.0], "rows": [1]})
-    v = verify_causes(
-        None, daily, c, S,
-        [
+    claims: list[dict[str, Any]] = [
             {"kind": "segment_change", "segment": {"country": "JP"}, "contribution": 0.95},
             {"kind": "segment_change", "segment": {"country": "US"}, "contribution": 0.9},
             {"kind": "segment_change", "segment": {"country": "XX"}},
@@ -87,8 +86,8 @@ def test_verify_accepts_true_claims_and_refuses_false_ones() -> None:
             {"kind": "segment_change", "segment": {"country": "JP"}, "contribution": -1.0},
             {"kind": "broad_based"},
             {"kind": "made_up"},
-        ],
-    )  # fmt: skip
+    ]  # fmt: skip
+    v = verify_causes(None, daily, c, S, claims)
     assert [c.ok for c in v.checks] == [True, False, False, False, False, False, False]
     assert not v.ok
     assert "does not occur" in v.checks[2].reason and "not a dimension" in v.checks[3].reason

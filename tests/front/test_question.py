@@ -82,7 +82,7 @@ def test_every_declared_option_is_at_every_door_that_takes_it_and_nowhere_else()
         assert (o.name in notebook) == o.takes("notebook"), o.name
         assert (o.name in mcp["properties"]) == o.takes("mcp"), o.name
         if o.takes("cli"):
-            assert cli[o.name].help == o.help and cli[o.name].opts == [o.flag]
+            assert getattr(cli[o.name], "help", None) == o.help and cli[o.name].opts == [o.flag]
             assert cli[o.name].default == o.default
         if o.takes("notebook"):
             assert notebook[o.name].default == o.default

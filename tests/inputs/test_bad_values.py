@@ -35,7 +35,9 @@ def test_an_infinite_value_is_left_out_counted_and_never_crashes(tmp_path: Path)
     path = tmp_path / "inf.csv"
     frame.to_csv(path, index=False)
     report, state = run(path, tmp_path, metric="sum(revenue)")
-    assert np.isfinite(report.movement.current) and np.isfinite(report.movement.baseline)
+    current, baseline = report.movement.current, report.movement.baseline
+    assert current is not None and baseline is not None
+    assert np.isfinite(current) and np.isfinite(baseline)
     assert [c.segment for c in report.root_causes][:1] == [{"country": "US"}]
     assert any("2 NaN or infinite values" in n for n in notes(state))
 

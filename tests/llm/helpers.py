@@ -6,15 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from investigator.config import Settings, load_settings
-from investigator.protocols import Planner
 from investigator.report.model import Report
 from investigator.request import Request
+from investigator.run.seams import Planner
 from investigator.run.state import run_dir
 from investigator.runner import run_loop
 from investigator.runs import new_run
 from sandbox.kernels.local import LocalKernel
 
-FAST = {
+FAST: dict[str, Any] = {
     "rate_limit_backoff_s": [0.001, 0.002, 0.003],
     "connection_backoff_s": [0.001, 0.002, 0.003, 0.004, 0.005],
     "max_wait_s": 0.05,

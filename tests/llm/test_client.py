@@ -50,7 +50,7 @@ def test_tool_call_answer_is_validated_and_tokens_come_from_usage(
     server.script(answer(GOOD, usage=(1234, 56)))
     client = LLMClient(llm_settings(mode="tools"))
     step = client.ask(PROMPT, bound(NextStep, ["H1"]))
-    assert step.to_decision().code == GOOD["code"]  # type: ignore[attr-defined]
+    assert step.to_decision().code == GOOD["code"]
     assert client.usage == Usage(decide_in=1234, decide_out=56)
     (seen,) = server.requests
     assert seen.body["tool_choice"]["function"]["name"] == "NextStep"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from investigator.memory.extract import memories_of
+from investigator.remembering import memories_of
 from investigator.run.state import RunState
 from investigator.testing import FakeOpenAI, Reply, answer
 

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,8 @@ class Listener:
     """An HTTP listener on loopback that keeps every body it is sent."""
 
     def __init__(self) -> None:
-        bodies = self.bodies = []
+        bodies: list[bytes] = []
+        self.bodies = bodies
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
@@ -118,8 +120,9 @@ def ran_code(tmp_path: Path) -> str:
     return "\n".join(p.read_text() for p in outputs)
 
 
-def state(tmp_path: Path) -> dict:
-    return json.loads(next((tmp_path / "runs").glob("*/state.json")).read_text())
+def state(tmp_path: Path) -> dict[str, Any]:
+    saved: dict[str, Any] = json.loads(next((tmp_path / "runs").glob("*/state.json")).read_text())
+    return saved
 
 
 def leaked(listener: Listener) -> bytes:

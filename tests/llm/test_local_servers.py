@@ -36,7 +36,7 @@ def llama() -> Iterator[FakeOpenAI]:
 
 
 def settings_for(server: FakeOpenAI, **overrides: object) -> LLMSettings:
-    return LLMSettings(**{"base_url": server.url, **FAST, **overrides})  # type: ignore[arg-type]
+    return LLMSettings(**{"base_url": server.url, **FAST, **overrides})
 
 
 def client_for(

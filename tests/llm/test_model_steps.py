@@ -30,7 +30,7 @@ def test_the_report_counts_decided_reasked_and_fallback_steps(
 ) -> None:
     with FakeOpenAI(llama_cpp=True, default=rambles) as server:
         server.script(QUALITY, malformed(to="NextStep"), SEGMENTS)
-        llm = LLMSettings(base_url=server.url, max_validation_retries=1, reflect_every=0, **FAST)  # type: ignore[arg-type]
+        llm = LLMSettings(base_url=server.url, max_validation_retries=1, reflect_every=0, **FAST)
         settings = loop_settings(tmp_path)
         report, folder = investigate(scenario, settings, LLMPlanner(llm, settings, on_note=lambda line: None))
     model = report.stats.model
@@ -81,7 +81,7 @@ def test_a_model_that_failed_two_steps_in_a_row_is_not_asked_again(
     run goes on offline, says so once, and counts every such step as fallen back."""
     notes: list[str] = []
     with FakeOpenAI(llama_cpp=True, default=rambles) as server:
-        llm = LLMSettings(base_url=server.url, reflect_every=0, give_up_after=2, **FAST)  # type: ignore[arg-type]
+        llm = LLMSettings(base_url=server.url, reflect_every=0, give_up_after=2, **FAST)
         settings = loop_settings(tmp_path)
         report, _ = investigate(scenario, settings, LLMPlanner(llm, settings, on_note=notes.append))
         decides = [r for r in server.requests if r.name == "NextStep"]
@@ -102,7 +102,7 @@ def test_a_model_that_fails_now_and_then_is_still_asked(
         server.script(QUALITY, malformed(to="NextStep"), SEGMENTS)  # fails one, then decides
         llm = LLMSettings(
             base_url=server.url, max_validation_retries=0, reflect_every=0, give_up_after=2, **FAST
-        )  # type: ignore[arg-type]
+        )
         settings = loop_settings(tmp_path)
         report, _ = investigate(scenario, settings, LLMPlanner(llm, settings, on_note=lambda line: None))
     model = report.stats.model

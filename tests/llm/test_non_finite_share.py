@@ -15,10 +15,10 @@ import pytest
 
 from investigator.config import Settings
 from investigator.llm import LLMSettings
-from investigator.memory import remember
 from investigator.memory.embed import default_embedder
 from investigator.memory.store import MemoryStore
 from investigator.planners.llm import LLMPlanner
+from investigator.remembering import remember
 from investigator.run.state import load
 from investigator.testing import FakeOpenAI, Reply, Seen, answer
 

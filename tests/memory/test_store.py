@@ -11,13 +11,13 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from investigator.memory.embed import CachedEmbedder, Embedder, WordLlamaEmbedder
 from investigator.memory.extract import nontrivial
 from investigator.memory.models import NewMemory
 from investigator.memory.store import CHUNK_CHARS, CHUNK_OVERLAP, MemoryStore, chunks
+from investigator.testing import FakeEmbedder
 
 NOW = datetime(2026, 3, 30, tzinfo=UTC)
 DIMS = ["country", "platform", "channel", "category"]
@@ -195,23 +195,9 @@ def test_a_metric_with_nothing_remembered_recalls_nothing(home: Path, embedder: 
     assert store.search(QUERY, 5, "revenue", DIMS, now=NOW) == []
 
 
-class _NoNumberEmbedder:
-    """An embedder (a remote endpoint, say) whose last row holds a NaN."""
-
-    name = "no-number"
-
-    def __init__(self, real: Embedder) -> None:
-        self.real = real
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        rows = np.array(self.real.embed(texts), dtype=np.float32)
-        rows[-1, 0] = np.nan
-        return rows
-
-
-def test_an_embedding_that_is_no_number_is_not_stored(home: Path, embedder: Embedder) -> None:
+def test_an_embedding_that_is_no_number_is_not_stored(home: Path) -> None:
     """Regression (issue 25): a NaN embedding was stored; it compares false with every score."""
-    store = MemoryStore(home, _NoNumberEmbedder(embedder))
+    store = MemoryStore(home, FakeEmbedder(non_finite=True))  # a remote endpoint's NaN, say
     with pytest.raises(ValueError, match="non-finite"):
         store.add([IOS, cause("orders fell 12% in country=DE", "run-de", "orders", country="DE")])
     assert store.count() == 0

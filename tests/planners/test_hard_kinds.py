@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ def in_window(frame: pd.DataFrame, days: int = 7) -> pd.Series:
     return pd.to_datetime(frame["date"]) > END - pd.Timedelta(days=days)
 
 
-def offsetting(seed: int, down: float, up: float) -> tuple[pd.DataFrame, list[dict]]:
+def offsetting(seed: int, down: float, up: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     frame, _ = generate("no_change", seed=seed, dims=DIMS)
     w = in_window(frame)
     frame.loc[w & (frame["region"] == "south"), "revenue"] *= down
@@ -46,7 +47,7 @@ def offsetting(seed: int, down: float, up: float) -> tuple[pd.DataFrame, list[di
     ]
 
 
-def data_problem_and_drop(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def data_problem_and_drop(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     frame, _ = generate("segment_change", seed=seed, dims=DIMS, segment={"source": "sem"}, factor=factor)
     last = pd.to_datetime(frame["date"]) == END
     frame = frame[~(last & (frame["region"] == "east"))].reset_index(drop=True)
@@ -56,7 +57,7 @@ def data_problem_and_drop(seed: int, factor: float) -> tuple[pd.DataFrame, list[
     ]
 
 
-def noisy_no_change(seed: int, noise: float) -> tuple[pd.DataFrame, list[dict]]:
+def noisy_no_change(seed: int, noise: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     frame, _ = generate("no_change", seed=seed, dims=DIMS)
     day = pd.factorize(frame["date"])[0]
     wobble = np.random.default_rng(seed).lognormal(0, noise, day.max() + 1)  # whole days swing
@@ -64,7 +65,7 @@ def noisy_no_change(seed: int, noise: float) -> tuple[pd.DataFrame, list[dict]]:
     return frame, [{"kind": "no_change", "segment": {}}]
 
 
-def profit_costs(seed: int, rise: float) -> tuple[pd.DataFrame, list[dict]]:
+def profit_costs(seed: int, rise: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Profit = margin x revenue - costs; many cells lose money; costs rise on one device."""
     frame, _ = generate("no_change", seed=seed, dims=DIMS)
     rng = np.random.default_rng(seed)
@@ -75,7 +76,7 @@ def profit_costs(seed: int, rise: float) -> tuple[pd.DataFrame, list[dict]]:
     return frame, [{"kind": "segment_change", "segment": {"device": "phone"}}]
 
 
-def drop_3d(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def drop_3d(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A combination of three values, about a tenth of revenue, moves; none of its parents alone."""
     seg = {"region": "east", "device": "phone", "source": "sem"}
     frame, _ = generate("no_change", seed=seed, dims=DIMS)
@@ -85,7 +86,7 @@ def drop_3d(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
     return frame, [{"kind": "segment_change", "segment": seg}]
 
 
-def simpson(seed: int, shift: float) -> tuple[pd.DataFrame, list[dict]]:
+def simpson(seed: int, shift: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Every device converts 3% better, yet traffic moves to the weakest one: the total converts worse."""
     frame, _ = generate("no_change", seed=seed, dims=DIMS)
     strength = frame["device"].map({"desktop": 1.0, "tablet": 0.75, "phone": 0.4})
@@ -99,7 +100,7 @@ def simpson(seed: int, shift: float) -> tuple[pd.DataFrame, list[dict]]:
     return frame, [{"kind": "mix_shift", "segment": {"device": weakest}}]
 
 
-def small_segment(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def small_segment(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """The fourth-largest source changes; the total moves a few percent."""
     frame, _ = generate("no_change", seed=seed, dims=DIMS)
     fourth = str(frame.groupby("source")["revenue"].sum().sort_values(ascending=False).index[3])
@@ -107,7 +108,7 @@ def small_segment(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
     return frame, [{"kind": "segment_change", "segment": {"source": fourth}}]
 
 
-def timestamps(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def timestamps(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Four events a day at set hours, in a column of timestamps called `at`."""
     seg = {"device": "desktop"}
     frame, _ = generate("segment_change", seed=seed, dims=DIMS, segment=seg, factor=factor)
@@ -118,7 +119,7 @@ def timestamps(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
     return events, [{"kind": "segment_change", "segment": seg}]
 
 
-def weekly_rows(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def weekly_rows(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One row per week (dated on its Monday), a four-week window."""
     seg = {"product": "team"}
     frame, _ = generate("segment_change", seed=seed, dims=DIMS, segment=seg, factor=factor, window=28)
@@ -128,7 +129,7 @@ def weekly_rows(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
     return weekly, [{"kind": "segment_change", "segment": seg}]
 
 
-def nulls_in_dimension(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def nulls_in_dimension(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A tenth of rows have no product, throughout; the cause is in another dimension."""
     seg = {"region": "islands"}
     frame, _ = generate("segment_change", seed=seed, dims=DIMS, segment=seg, factor=factor)
@@ -137,7 +138,7 @@ def nulls_in_dimension(seed: int, factor: float) -> tuple[pd.DataFrame, list[dic
     return frame, [{"kind": "segment_change", "segment": seg}]
 
 
-def store_outage(seed: int, stores: int) -> tuple[pd.DataFrame, list[dict]]:
+def store_outage(seed: int, stores: int) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A long tail of stores (sizes fall off like 1/rank); the largest sells nothing all window."""
     dims = {"store": [f"T{i:04d}" for i in range(1, stores + 1)], "device": DIMS["device"]}
     frame, _ = generate("no_change", seed=seed, dims=dims, days=60)
@@ -147,13 +148,13 @@ def store_outage(seed: int, stores: int) -> tuple[pd.DataFrame, list[dict]]:
     return frame, [{"kind": "segment_change", "segment": {"store": "T0001"}}]
 
 
-def window_28d(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict]]:
+def window_28d(seed: int, factor: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     seg = {"region": "north", "source": "display"}
     frame, _ = generate("segment_change", seed=seed, dims=DIMS, segment=seg, factor=factor, window=28)
     return frame, [{"kind": "segment_change", "segment": seg}]
 
 
-CASES = {
+CASES: dict[str, tuple[Any, ...]] = {
     "offsetting-1": (offsetting, 1, (0.55, 1.6), "revenue"),
     "offsetting-2": (offsetting, 2, (0.7, 1.35), "revenue"),
     "data_problem_and_drop-1": (data_problem_and_drop, 3, (0.6,), "revenue"),

@@ -29,7 +29,7 @@ def run(tmp_path: Path, frame: pd.DataFrame, metric: str, end: date, **fields: o
     path = tmp_path / "data.parquet"
     frame.to_parquet(path, index=False)
     settings = load_settings(runs_dir=tmp_path / "runs")
-    request = Request(metric=metric, data=str(path), end=end, **fields)  # type: ignore[arg-type]
+    request = Request(metric=metric, data=str(path), end=end, **fields)
     return run_loop(
         new_run(request, path, settings, "offline"), settings, OfflinePlanner(), InProcessKernel()
     )
@@ -342,7 +342,9 @@ def test_a_mix_shift_over_20_destinations_names_each_with_its_own_part(tmp_path:
     part = (w1 - w0) * ((r0 + r1) / 2 - (big0 + big1) / 2) / (big1 - big0)
     for c in mixes:
         assert c.contribution == pytest.approx(part[c.segment["dest"]], abs=0.002)
-        assert c.contribution < 0.5  # one of four that moved alike: nowhere near all of it
+        assert (
+            c.contribution is not None and c.contribution < 0.5
+        )  # one of four that moved alike: nowhere near all of it
     assert part.sum() == pytest.approx(1.0, abs=0.02)  # the parts add up to the (whole) mix
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,7 @@ def test_a_shared_scenario_is_found_through_the_cli(shared: Path) -> None:
     assert result["found"], (result.get("reported"), result.get("error"))
 
 
-def scenario_in_process(folder: Path, runs: Path) -> dict:
+def scenario_in_process(folder: Path, runs: Path) -> dict[str, Any]:
     """`run_scenario`'s command line, through the front doors' one wiring (`flags.ask`) and the
     runner in this process, on the local sandbox kernel the CLI uses (kept between runs and reset
     for each, as the notebook and triage run many: only its start is saved)."""
@@ -80,7 +81,9 @@ def test_all_shared_scenarios_are_found(shared: Path, tmp_path: Path, kernel_poo
     assert not missed, missed
 
 
-def investigate_synth(tmp_path: Path, cause: str, **kw: object) -> tuple[dict, list[dict]]:
+def investigate_synth(
+    tmp_path: Path, cause: str, **kw: object
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     path, truth = write_synth(tmp_path, cause, **kw)
     settings = load_settings(runs_dir=tmp_path / "runs")
     request = Request(metric=truth["metric"], data=str(path), dimensions=truth["dimensions"])

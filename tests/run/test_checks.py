@@ -16,6 +16,7 @@ from investigator.run.checks import CauseChecker
 from investigator.sources.files import FileSource
 from investigator.sources.resolve import resolve
 from investigator.sources.synth import generate
+from investigator.testing import FrameSource
 
 CAUSE = RootCause(kind="segment_change", segment={"channel": "email"}, contribution=1.0)
 
@@ -39,25 +40,11 @@ def test_aggregates_read_ahead_are_those_read_on_demand(tmp_path: Path) -> None:
     assert a.daily.equals(b.daily) and a.cube.equals(b.cube)
 
 
-class _Broken:
-    """A source that cannot be read; counts the threads that tried."""
-
-    def __init__(self) -> None:
-        self.threads: list[str] = []
-
-    def describe(self) -> str:
-        return "broken"
-
-    def open(self, time_column: str) -> Any:
-        self.threads.append(threading.current_thread().name)
-        raise DataError("cannot read the data")
-
-
 def test_a_background_read_that_failed_fails_the_check_in_the_caller(tmp_path: Path) -> None:
     _, spec = _spec(tmp_path)
-    source = _Broken()
+    source = FrameSource(fail=DataError("cannot read the data"))
     checker = CauseChecker(source, spec, 0.25).start()
     with pytest.raises(DataError):  # the loop refuses the conclusion over this error
         checker.check([CAUSE])
-    assert len(source.threads) == 2 and source.threads[1] == threading.current_thread().name
+    assert len(source.opened) == 2 and source.opened[1] == threading.current_thread().name
     assert checker.computed() is None

@@ -13,6 +13,7 @@ from investigator.analysis.seasonality import SeasonalComparison, Seasonality
 from investigator.analysis.segments import BroadBased, DimensionSpread, DrillDown, Segment, SegmentExplanation
 from investigator.run import compress as c
 from investigator.run.decision import Decision, DecisionType
+from investigator.run.evidence import AnalysisResult
 from investigator.run.hypotheses import Status
 from sandbox.models import Emitted, ExecError, ExecResult
 
@@ -21,6 +22,13 @@ CONFIRMED, RULED_OUT, NOT_TESTABLE = Status.CONFIRMED, Status.RULED_OUT, Status.
 
 def updates(summary: c.Summary) -> list[tuple[str | None, Status]]:
     return [(u.kind, u.status) for u in summary[1]]
+
+
+def summarised(result: AnalysisResult) -> c.Summary:
+    """`c.summarise` of a result that is a finding (never None)."""
+    summary = c.summarise(result)
+    assert summary is not None
+    return summary
 
 
 def movement(z: float | None = -5.24, significant: bool = True) -> Movement:
@@ -129,13 +137,13 @@ def test_movement_without_history() -> None:
 
 
 def test_quality_without_issues_rules_data_quality_out() -> None:
-    s = c.summarise(quality())
+    s = summarised(quality())
     assert s[0] == "Checked duplicates, missing partitions, late data, nulls and negatives: no issue found."
     assert updates(s) == [("data_quality", RULED_OUT)]
 
 
 def test_a_material_quality_issue_confirms_data_quality() -> None:
-    s = c.summarise(quality(issue(0.4, {"country": "JP"}), issue(0.05, detail="duplicates")))
+    s = summarised(quality(issue(0.4, {"country": "JP"}), issue(0.05, detail="duplicates")))
     assert s[0] == (
         "Data-quality checks found 2 issue(s); the largest is missing_data (country=JP): country=JP has "
         "no rows on 3 of 7 current days, about 40% of the change. The movement is at least partly a data "
@@ -147,11 +155,11 @@ def test_a_material_quality_issue_confirms_data_quality() -> None:
 
 @pytest.mark.parametrize("share", [0.25, -0.3])
 def test_materiality_is_on_the_size_of_the_share(share: float) -> None:
-    assert updates(c.summarise(quality(issue(share)))) == [("data_quality", CONFIRMED)]
+    assert updates(summarised(quality(issue(share)))) == [("data_quality", CONFIRMED)]
 
 
 def test_immaterial_quality_issues_rule_data_quality_out() -> None:
-    s = c.summarise(quality(issue(0.24, detail="incomplete_recent_data"), issue(-0.09)))
+    s = summarised(quality(issue(0.24, detail="incomplete_recent_data"), issue(-0.09)))
     assert (
         "the largest is incomplete_recent_data ((whole metric))" in s[0] and "about 24% of the change" in s[0]
     )
@@ -160,7 +168,7 @@ def test_immaterial_quality_issues_rule_data_quality_out() -> None:
 
 
 def test_seasonality_confirmed() -> None:
-    s = c.summarise(season())
+    s = summarised(season())
     assert s[0] == (
         "Compared with the same windows 364 days earlier: then -13.2%, now -14.6%. "
         "The same movement happened before: it is seasonal."
@@ -169,7 +177,7 @@ def test_seasonality_confirmed() -> None:
 
 
 def test_seasonality_ruled_out() -> None:
-    s = c.summarise(season(seasonal=False, then=0.031))
+    s = summarised(season(seasonal=False, then=0.031))
     assert s[0] == (
         "Compared with the same windows 364 days earlier: then +3.1%, now -14.6%. "
         "Not a repeat of an earlier period."
@@ -178,7 +186,7 @@ def test_seasonality_ruled_out() -> None:
 
 
 def test_seasonality_without_a_comparable_period_is_not_testable() -> None:
-    s = c.summarise(season(available=False, seasonal=False))
+    s = summarised(season(available=False, seasonal=False))
     assert s[0] == (
         "Seasonality cannot be tested: the history does not reach the comparable period a year back."
     )
@@ -195,13 +203,13 @@ def test_seasonality_with_no_measurable_comparison_is_not_ruled_out() -> None:
         seasonal=False,
         available=True,
     )
-    s = c.summarise(p)
+    s = summarised(p)
     assert "None" not in s[0]
     assert updates(s) != [("seasonality", RULED_OUT)]
 
 
 def test_broad_based_segments() -> None:
-    s = c.summarise(segments([], broad=True))
+    s = summarised(segments([], broad=True))
     assert s[0] == (
         "Every segment moved alike (-10.0% overall; the largest spread of segment changes is 12% of the "
         "change): the change is broad-based."
@@ -210,7 +218,7 @@ def test_broad_based_segments() -> None:
 
 
 def test_no_segment_stands_out_and_not_broad() -> None:
-    s = c.summarise(segments([]))
+    s = summarised(segments([]))
     assert s[0].startswith("Localization found no segment that stands out")
     assert updates(s) == [("segments", RULED_OUT), ("broad_based", RULED_OUT)]
 
@@ -226,7 +234,7 @@ def test_localized_segments() -> None:
             share=0.166,
         ),
     ]
-    s = c.summarise(segments(elements))
+    s = summarised(segments(elements))
     assert s[0] == (
         "Localization over all dimension combinations points to: country=JP 1.50k -> 500.0 (83% of the "
         "change); country=DE & platform=ios 200.0 -> 0.5 (17% of the change)."
@@ -235,7 +243,7 @@ def test_localized_segments() -> None:
 
 
 def test_a_uniform_drill_down() -> None:
-    s = c.summarise(drill())
+    s = summarised(drill())
     assert s == (
         "Inside country=JP (-50.0%, 90% of the total change) every child segment moved alike: "
         "the cause is the segment itself.",
@@ -244,7 +252,7 @@ def test_a_uniform_drill_down() -> None:
 
 
 def test_a_concentrated_drill_down() -> None:
-    text, ups = c.summarise(drill({"country": "JP", "platform": "ios"}))
+    text, ups = summarised(drill({"country": "JP", "platform": "ios"}))
     assert text == (
         "Inside country=JP (-50.0%, 90% of the total change) the change is held by "
         "country=JP & platform=ios: the cause is narrower."
@@ -253,7 +261,7 @@ def test_a_concentrated_drill_down() -> None:
 
 
 def test_a_mix_driven_ratio() -> None:
-    s = c.summarise(ratio("mix"))
+    s = summarised(ratio("mix"))
     assert s[0] == (
         "Split the 0.05 -> 0.0412 change of orders/sessions into mix and rate: by channel, mix -0.0071 and "
         "rate -0.0017; the driver is the mix across channel (81% of the change), led by channel=paid's part "
@@ -263,7 +271,7 @@ def test_a_mix_driven_ratio() -> None:
 
 
 def test_a_rate_driven_ratio() -> None:
-    s = c.summarise(ratio("rate"))
+    s = summarised(ratio("rate"))
     assert "the driver is rate in channel=paid" in s[0] and "by channel, mix -0.0071" in s[0]
     assert updates(s) == [("rate", CONFIRMED), ("mix", RULED_OUT)]
 
@@ -288,7 +296,7 @@ def test_compress_turns_emitted_payloads_into_typed_results_and_findings() -> No
     m, q = movement(), quality(issue(0.4, {"country": "JP"}))
     out = c.compress(DECISION, emitted(m.model_dump(mode="json"), q.model_dump(mode="json"), stdout="noise"))
     assert out.results == [m, q]
-    assert out.summary == c.movement(m)[0] + " " + c.summarise(q)[0]
+    assert out.summary == c.movement(m)[0] + " " + summarised(q)[0]
     assert [(u.kind, u.status) for u in out.updates] == [("data_quality", CONFIRMED)]
     assert not out.error
 

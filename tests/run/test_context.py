@@ -11,7 +11,7 @@ from investigator.run.context import build_context, cut
 from investigator.run.state import Finding
 from investigator.runner import run_loop
 from investigator.runs import new_run
-from investigator.testing.scripted import ScriptedPlanner, analyze
+from investigator.testing.scripted import ScriptedPlanner, Step, analyze
 
 
 def test_cut_keeps_head_and_tail_with_a_marker() -> None:
@@ -24,10 +24,10 @@ def test_cut_keeps_head_and_tail_with_a_marker() -> None:
 def test_context_stays_within_budget_after_50_iterations(
     segment_drop: tuple[Path, object], tmp_path: Path
 ) -> None:
-    data = segment_drop[0]  # type: ignore[index]
+    data = segment_drop[0]
     settings = load_settings(runs_dir=tmp_path / "runs", max_iterations=52, stall_threshold=100)
     # every step prints 30k characters of distinct text and writes a file: the worst case for the context
-    steps = [
+    steps: list[Step] = [
         analyze(
             f"print(''.join(chr(97 + (i * {k}) % 26) for i in range(30000)))\n"
             f"with open('out_{k}.txt', 'w') as f:\n    f.write('x')",
@@ -52,7 +52,7 @@ def test_context_stays_within_budget_after_50_iterations(
 
 
 def test_context_has_no_chat_history_only_state(segment_drop: tuple[Path, object], tmp_path: Path) -> None:
-    data = segment_drop[0]  # type: ignore[index]
+    data = segment_drop[0]
     settings = load_settings(runs_dir=tmp_path / "runs")
     state = new_run(
         Request(metric="revenue", data=str(data), objective="Why did revenue fall?"), data, settings, "x"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def decisions(report: Report, settings: Settings) -> list[Decision]:
     return load(run_dir(settings.runs_dir, report.run_id)).decisions
 
 
-def test_conclude_exits_the_loop(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_conclude_exits_the_loop(segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     planner = ScriptedPlanner([unique_print(), unique_print(), unique_print(), conclude()])
     report, _ = run(segment_drop[0], planner, tmp_path)
     assert report.status == "concluded"
@@ -50,7 +51,9 @@ def test_conclude_exits_the_loop(segment_drop: tuple[Path, dict], tmp_path: Path
     assert len(planner.contexts) == 4
 
 
-def test_max_iterations_gives_a_partial_conclusion(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_max_iterations_gives_a_partial_conclusion(
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     planner = ScriptedPlanner([], then=lambda ctx: unique_print())
     report, _ = run(segment_drop[0], planner, tmp_path, max_iterations=5, stall_threshold=50)
     assert report.status == "partial"
@@ -59,7 +62,9 @@ def test_max_iterations_gives_a_partial_conclusion(segment_drop: tuple[Path, dic
     assert planner.contexts[-1].must_conclude
 
 
-def test_conclusion_before_minimum_is_refused(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_conclusion_before_minimum_is_refused(
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     planner = ScriptedPlanner([conclude(), unique_print(), unique_print(), conclude()])
     report, _ = run(segment_drop[0], planner, tmp_path)
     assert report.status == "concluded"
@@ -69,7 +74,7 @@ def test_conclusion_before_minimum_is_refused(segment_drop: tuple[Path, dict], t
 
 
 def test_code_error_is_shown_to_the_planner_next_iteration(
-    segment_drop: tuple[Path, dict], tmp_path: Path
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     planner = ScriptedPlanner([analyze("1/0"), unique_print(), unique_print(), conclude()])
     run(segment_drop[0], planner, tmp_path)
@@ -79,7 +84,9 @@ def test_code_error_is_shown_to_the_planner_next_iteration(
     assert "ZeroDivisionError" in nxt.findings[-1].summary
 
 
-def test_three_errors_in_a_row_force_a_pivot(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_three_errors_in_a_row_force_a_pivot(
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     bad = [analyze(f"raise ValueError('broken {i}')", hypothesis_id="H1") for i in range(3)]
     planner = ScriptedPlanner([*bad, unique_print(), conclude()])
     report, settings = run(segment_drop[0], planner, tmp_path, stall_threshold=50)
@@ -92,7 +99,7 @@ def test_three_errors_in_a_row_force_a_pivot(segment_drop: tuple[Path, dict], tm
 
 
 def test_no_progress_for_threshold_steps_forces_a_pivot(
-    segment_drop: tuple[Path, dict], tmp_path: Path
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     planner = ScriptedPlanner([], then=lambda ctx: unique_print())
     report, settings = run(segment_drop[0], planner, tmp_path, stall_threshold=3, max_iterations=8)
@@ -103,7 +110,9 @@ def test_no_progress_for_threshold_steps_forces_a_pivot(
     assert "no hypothesis progress in 3 steps" in ds[pivots[0]].rationale
 
 
-def test_near_identical_findings_force_a_pivot(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_near_identical_findings_force_a_pivot(
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     same = analyze("print('revenue is 42')")
     planner = ScriptedPlanner([same, same, same, unique_print(), conclude()])
     report, settings = run(segment_drop[0], planner, tmp_path, stall_threshold=50)
@@ -112,7 +121,7 @@ def test_near_identical_findings_force_a_pivot(segment_drop: tuple[Path, dict], 
     assert "near-identical" in ds[3].rationale
 
 
-def test_stall_with_nothing_left_concludes(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_stall_with_nothing_left_concludes(segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     def rule_out_all(ctx):  # type: ignore[no-untyped-def]
         pending = [h for h in ctx.hypotheses if h.open]
         if pending:
@@ -127,7 +136,7 @@ def test_stall_with_nothing_left_concludes(segment_drop: tuple[Path, dict], tmp_
 
 
 def test_unverifiable_conclusion_is_refused_then_a_true_one_passes(
-    segment_drop: tuple[Path, dict], tmp_path: Path
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     wrong = conclude(
         [RootCause(kind="segment_change", segment={"channel": "carrier_pigeon"}, contribution=0.9)]
@@ -145,7 +154,7 @@ def test_unverifiable_conclusion_is_refused_then_a_true_one_passes(
 
 
 def test_partial_conclusion_never_lists_a_cause_that_fails_its_check(
-    segment_drop: tuple[Path, dict], tmp_path: Path
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     wrong = conclude([RootCause(kind="broad_based")], text="everything fell alike")
     planner = ScriptedPlanner([], then=lambda ctx: wrong if ctx.must_conclude else unique_print())
@@ -157,7 +166,7 @@ def test_partial_conclusion_never_lists_a_cause_that_fails_its_check(
 
 
 def test_partial_conclusion_falls_back_to_the_evidence_that_holds(
-    segment_drop: tuple[Path, dict], tmp_path: Path
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     path = segment_drop[0]
     wrong = conclude([RootCause(kind="broad_based")], text="everything fell alike")
@@ -169,7 +178,7 @@ def test_partial_conclusion_falls_back_to_the_evidence_that_holds(
     assert all(c.verified for c in report.root_causes) and "broad" not in report.conclusion
 
 
-def test_checkpoint_after_every_iteration(segment_drop: tuple[Path, dict], tmp_path: Path) -> None:
+def test_checkpoint_after_every_iteration(segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     seen: list[int] = []
     settings = load_settings(runs_dir=tmp_path / "runs")
     data = segment_drop[0]
@@ -182,7 +191,7 @@ def test_checkpoint_after_every_iteration(segment_drop: tuple[Path, dict], tmp_p
 
 @pytest.mark.parametrize("ranked", [["H3", "H1"], ["nope", "H2"]])
 def test_reranking_and_blockers_reach_the_report(
-    segment_drop: tuple[Path, dict], tmp_path: Path, ranked: list[str]
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path, ranked: list[str]
 ) -> None:
     d = unique_print().model_copy(update={"reranked": ranked, "blockers": ["need refunds table"]})
     planner = ScriptedPlanner([d, unique_print(), unique_print(), conclude()])

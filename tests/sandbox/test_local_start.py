@@ -20,7 +20,7 @@ def test_a_kernel_that_dies_at_start_leaves_no_runtime_folder(
         made.append(Path(real(prefix=prefix)))
         return str(made[-1])
 
-    monkeypatch.setattr(local.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)  # the module local.py uses
     monkeypatch.setattr(local, "own_pid_namespace", lambda: ["/bin/false"])  # the kernel dies at once
     kernel = local.LocalKernel(tmp_path / "ws")
     with pytest.raises(RuntimeError, match="died"):

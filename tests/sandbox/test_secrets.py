@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from .conftest import ROOT
 
@@ -75,7 +76,7 @@ print(json.dumps({"ok": out.ok, "text": out.text()}))
 """
 
 
-def walk_from_a_host_holding_secrets(backend: str, tmp_path: Path, code: str = WALK) -> dict:
+def walk_from_a_host_holding_secrets(backend: str, tmp_path: Path, code: str = WALK) -> dict[str, Any]:
     """Start a host process whose environment holds the canaries (as a user's shell exports them)
     and whose command line holds a database URL, let it open a sandbox session, and run `code`
     (a walk of /proc) inside the kernel."""
@@ -85,7 +86,8 @@ def walk_from_a_host_holding_secrets(backend: str, tmp_path: Path, code: str = W
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    walked: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return walked
 
 
 def test_a_kernel_walking_proc_finds_no_canary(backend: str, tmp_path: Path) -> None:

@@ -12,13 +12,14 @@ import pytest
 from mcp import Client
 
 from sandbox.models import ExecResult
+from sandbox.policy import Backend
 
 from .conftest import error_text, in_memory, server_params, structured
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
+async def test_every_tool_round_trips(backend: Backend, tmp_path: Path) -> None:
     async with Client(server_params(backend)) as c:
         names = {t.name for t in (await c.list_tools()).tools}
         assert names >= {
@@ -81,7 +82,7 @@ async def test_every_tool_round_trips(backend: str, tmp_path: Path) -> None:
         assert gone.is_error and "no session" in error_text(gone)
 
 
-async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: str) -> None:
+async def test_tool_errors_are_results_and_the_server_keeps_serving(backend: Backend) -> None:
     async with in_memory(backend) as c:
         bad = await c.call_tool("execute", {"session_id": "nope", "code": "1"})
         assert bad.is_error and bad.structured_content is None
@@ -122,7 +123,7 @@ def _wheel(name: str = "tinypkg") -> bytes:
     return buf.getvalue()
 
 
-async def test_install_package_from_an_uploaded_wheel(backend: str) -> None:
+async def test_install_package_from_an_uploaded_wheel(backend: Backend) -> None:
     async with in_memory(backend) as c:
         sid = structured(await c.call_tool("create_session", {"memory": "1g"}))["session_id"]
         await c.call_tool(

@@ -43,7 +43,7 @@ def copied(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return path
 
 
-def copies(report: Report) -> tuple[float, str]:
+def copies(report: Report) -> tuple[float | None, str]:
     """The duplicates cause: the revenue the copies added, and its evidence."""
     found = [c for c in report.root_causes if c.detail == "duplicates"]
     assert found, (report.conclusion, [c.model_dump() for c in report.root_causes])

@@ -120,7 +120,8 @@ def test_a_metric_names_its_own_source(
     reference = run("dau", str(path), path.parent / "runs")
     got = run("dau_warehouse", None, path.parent / "runs")
     keys = ("movement", "root_causes", "segments")  # the conclusion names the metric
-    assert same(*({k: findings(r)[k] for k in keys} for r in (reference, got))) == []
+    picked = [{k: findings(r)[k] for k in keys} for r in (reference, got)]
+    assert same(picked[0], picked[1]) == []
 
 
 def test_ratio_of_sum_and_distinct_count(project: tuple[Path, pd.DataFrame]) -> None:

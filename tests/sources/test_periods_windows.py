@@ -45,7 +45,7 @@ def test_trailing_averages() -> None:
 
 def test_the_scale_is_the_ratio_of_lengths() -> None:
     def spec(cur: Window, base: Window, grain: str = "day") -> AnalysisSpec:
-        return AnalysisSpec(metric="m", numerator="m", current=cur, baseline=base, grain=grain)  # type: ignore[arg-type]
+        return AnalysisSpec(metric="m", numerator="m", current=cur, baseline=base, grain=grain)
 
     assert spec(*plan_windows("7d", "avg4", DAILY, END)).baseline_scale == 0.25
     assert spec(*plan_windows("1mo", "mom", DAILY, date(2026, 3, 31))).baseline_scale == 1.0  # 31 vs 28 days

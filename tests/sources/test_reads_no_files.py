@@ -160,7 +160,7 @@ async def _asked(url: str, data: str, queries: list[str]) -> list[tuple[str, str
     auth = {"Authorization": f"Bearer {TOKEN}"}
     http = httpx2.AsyncClient(headers=auth, timeout=httpx2.Timeout(120, read=None))
     out = []
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:  # type: ignore[arg-type]
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
         for sql in queries:
             for tool, args in (("describe_data", {}), ("investigate", {"metric": "revenue", "window": "7d"})):
                 result = await client.call_tool(tool, {"data": data, "sql": sql, **args})

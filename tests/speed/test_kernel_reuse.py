@@ -4,7 +4,9 @@ from an empty namespace in its own workspace, on its own data."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,7 @@ from tests.conftest import write_synth
 
 
 @pytest.fixture
-def empty_pool() -> None:
+def empty_pool() -> Iterator[None]:
     POOL.close()
     yield
     POOL.close()
@@ -23,7 +25,8 @@ def empty_pool() -> None:
 def test_a_second_investigation_reuses_the_kernel_with_nothing_left_from_the_first(
     tmp_path: Path, empty_pool: None
 ) -> None:
-    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     first_data, _ = write_synth(
         tmp_path / "a", "segment_change", seed=3, segment={"channel": "social"}, factor=0.5
     )
@@ -66,9 +69,9 @@ def test_concurrent_runs_never_share_a_pooled_kernel() -> None:
             self.shut = True
 
     pool = KernelPool(keep=2)
-    kernels = [Fake(), Fake()]
+    kernels: list[Any] = [Fake(), Fake()]  # a kernel's reuse and shutdown only
     for k in kernels:
-        pool.give(k)  # type: ignore[arg-type]
+        pool.give(k)
     taken: list[object] = []
     barrier = threading.Barrier(4)
 
@@ -83,6 +86,6 @@ def test_concurrent_runs_never_share_a_pooled_kernel() -> None:
         t.join()
     got = [k for k in taken if k is not None]
     assert sorted(map(id, got)) == sorted(map(id, kernels)) and taken.count(None) == 2
-    pool.give(kernels[0])  # type: ignore[arg-type]
-    pool.give(kernels[0])  # type: ignore[arg-type]  # twice: still one entry
+    pool.give(kernels[0])
+    pool.give(kernels[0])  # twice: still one entry
     assert pool.idle("local") == [kernels[0]]

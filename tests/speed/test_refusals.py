@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def test_a_runs_dir_that_is_a_file_is_refused_before_any_work(
-    settings: Settings, segment_drop: tuple[Path, dict], tmp_path: Path
+    settings: Settings, segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     path, _ = segment_drop
     blocker = tmp_path / "runs-file"
@@ -50,7 +51,7 @@ def test_a_read_only_runs_dir_is_refused() -> None:
 
 
 def test_docker_sandbox_without_a_daemon_exits_2_with_one_line(
-    segment_drop: tuple[Path, dict], tmp_path: Path
+    segment_drop: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     path, _ = segment_drop
     closed = tmp_path / "docker.sock"

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from investigator.config import Settings
 from investigator.report.model import Report, Stats
@@ -15,7 +16,7 @@ from investigator.runner import investigate
 
 
 def test_stats_total_is_the_wall_time_and_the_phases_add_up_to_it(
-    settings: Settings, segment_drop: tuple[Path, dict]
+    settings: Settings, segment_drop: tuple[Path, dict[str, Any]]
 ) -> None:
     path, _ = segment_drop
     settings = settings.model_copy(update={"sandbox": "local"})
@@ -37,7 +38,9 @@ def test_a_report_written_before_phases_existed_still_loads() -> None:
     assert stats.elapsed_s == 0.6 and stats.phases.loop_s == 0 and stats.earlier_s == 0
 
 
-def test_the_command_line_counts_its_own_start(tmp_path: Path, segment_drop: tuple[Path, dict]) -> None:
+def test_the_command_line_counts_its_own_start(
+    tmp_path: Path, segment_drop: tuple[Path, dict[str, Any]]
+) -> None:
     """From the command line most of a small run's time is the program's start (imports): the
     total it reports is the wall time the person waited, not the part after the imports."""
     path, _ = segment_drop

@@ -38,7 +38,9 @@ def by_hand(frame: pd.DataFrame, end: date, station: str | None) -> tuple[float,
     rows = frame if station is None else frame[frame["station"] == station]
 
     def users(last: date) -> int:
-        return rows[(rows["date"] > last - timedelta(days=7)) & (rows["date"] <= last)]["user_id"].nunique()
+        return int(
+            rows[(rows["date"] > last - timedelta(days=7)) & (rows["date"] <= last)]["user_id"].nunique()
+        )
 
     return float(users(end)), float(np.median([users(end - timedelta(days=7 * k)) for k in range(1, 6)]))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from investigator.config import Settings
 from investigator.factories import make_kernel, sandbox_backend
-from investigator.protocols import Kernel
+from investigator.run.seams import Kernel
 from investigator.run.state import drop_unsaved
 
 
