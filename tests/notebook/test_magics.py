@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 
 from investigator.front.notebook import Investigation
@@ -15,7 +16,10 @@ from investigator.sources.synth import generate
 
 @pytest.fixture(scope="module")
 def shell() -> Any:
-    ip = start_ipython()
+    # IPython's global test shell starts once per process and says None the second time: a worker
+    # that runs this module's tests in two groups (`--dist worksteal`) asks twice
+    ip = start_ipython() or get_ipython()
+    assert ip is not None
     ip.run_line_magic("load_ext", "investigator")
     return ip
 
