@@ -280,6 +280,16 @@ def metric_definition(metric: str, semantic_manifest: str | None = None) -> Metr
     return MetricDefinition(expression=metric)
 
 
+def named_metrics(semantic_manifest: str | None = None) -> dict[str, MetricDefinition]:
+    """The named metrics a driver tree's nodes are looked up in: the dbt semantic manifest's when
+    the question names one, else `metrics.yaml`'s."""
+    if semantic_manifest is not None:
+        from investigator.semantic import semantic_definitions
+
+        return semantic_definitions(semantic_manifest)
+    return load_metrics()
+
+
 def build_request(
     metric: str | None,
     data: str | None,

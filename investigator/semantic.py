@@ -6,11 +6,14 @@ A semantic model is one table (`node_relation`) with measures (an aggregation of
 dimensions (categorical, and the time dimension measures are aggregated by) and entities. A simple
 metric is one measure, a ratio metric two simple metrics divided, a derived metric an expression of
 metrics. Here: a measure becomes `sum(col)`, `count(col)`, `count_distinct(col)` or `avg(col)`; a
-ratio, and a derived metric whose expression is `a / b`, become a ratio; the metric's and its
+ratio, and a derived metric whose expression is `a / b`, become a ratio; a derived metric that
+multiplies or divides metrics (`sessions * conversion * aov`) is its driver tree, investigated as
+the measure (or ratio) its inputs reduce to once what they share cancels; the metric's and its
 inputs' filters on the model's own dimensions become the run's row filter; the model's categorical
 dimensions are the default dimensions; its time dimension is the time column. What is not
 supported is refused in one line naming the metric and the part: cumulative and conversion metrics,
-other derived expressions, measures over SQL expressions, min/max/median/percentile, filters on
+other derived expressions (sums, differences, constants, a product that reduces to no measure or
+ratio of two), measures over SQL expressions, min/max/median/percentile, filters on
 other semantic models' dimensions (joins through entities) or on time.
 
 A dbt project folder is read at `target/semantic_manifest.json`, which `dbt parse` writes.
@@ -24,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from investigator.analysis.spec import parse_tree
 from investigator.config import MetricDefinition
 from investigator.errors import UserError
 
@@ -78,6 +82,18 @@ def load_manifest(path: str | Path) -> Any:
         raise UserError(f"semantic manifest {found} does not parse: {first}") from None
 
 
+def semantic_definitions(path: str | Path) -> dict[str, MetricDefinition]:
+    """Every metric of the manifest that a run can investigate, by name (the nodes a driver tree
+    names); those it refuses are left out."""
+    out = {}
+    for metric in load_manifest(path).metrics:
+        try:
+            out[metric.name] = semantic_metric(path, metric.name).definition
+        except UserError:
+            continue
+    return out
+
+
 def semantic_metric(path: str | Path, name: str) -> SemanticMetric:
     """The metric `name` of the manifest at `path`, as a run investigates it."""
     manifest = load_manifest(path)
@@ -89,6 +105,7 @@ def semantic_metric(path: str | Path, name: str) -> SemanticMetric:
         )
     kind = _kind(metric)
     params = metric.type_params
+    drivers: str | None = None
     if kind == "simple":
         sides = [_simple(manifest, metric)]
     elif kind == "ratio":
@@ -97,7 +114,7 @@ def semantic_metric(path: str | Path, name: str) -> SemanticMetric:
             _input(manifest, metrics, name, params.denominator),
         ]
     elif kind == "derived":
-        sides = _derived(manifest, metrics, metric)
+        sides, drivers = _derived(manifest, metrics, metric)
     else:
         raise UserError(
             f"metric {name!r}: {kind} metrics are not supported (simple, ratio and a/b derived are)"
@@ -121,6 +138,7 @@ def semantic_metric(path: str | Path, name: str) -> SemanticMetric:
         description=metric.description or "",
         dimensions=[c for c in categorical if c not in counted] or None,
         time_column=_time_column(model, name),
+        drivers=drivers,
     )
     filter_sql = (" AND ".join(f"({w})" for w in where) if len(where) > 1 else where[0]) if where else None
     table = model.node_relation.alias
@@ -173,18 +191,94 @@ def _input(manifest: Any, metrics: dict[str, Any], name: str, ref: Any) -> tuple
     return model, expr, tuple(sorted({*filters, *_filters(ref.filter), *_filters(inner.filter)}))
 
 
-def _derived(manifest: Any, metrics: dict[str, Any], metric: Any) -> list[tuple[Any, str, tuple[str, ...]]]:
-    """A derived metric whose expression is one input divided by another: the ratio it is."""
+def _derived(
+    manifest: Any, metrics: dict[str, Any], metric: Any
+) -> tuple[list[tuple[Any, str, tuple[str, ...]]], str | None]:
+    """A derived metric's sides, and its driver tree when it has one. `a / b` of two simple metrics
+    is the ratio it is. Metrics multiplied or divided (`sessions * conversion * aov`) are a tree:
+    each input is one measure or a ratio of two, and the product is investigated as what remains
+    once the measures that appear above and below cancel (sessions x orders/sessions x
+    revenue/orders is revenue); the tree is written with the inputs' metric names, not aliases."""
     expr = metric.type_params.expr or ""
+    inputs = {(i.alias or i.name): i for i in metric.type_params.metrics or []}
     ratio = _RATIO.match(expr)
-    if ratio is None:
+    if ratio is not None and all(_is_simple(metrics, inputs.get(n)) for n in ratio.groups()):
+        return [_input(manifest, metrics, metric.name, inputs.get(n)) for n in ratio.groups()], None
+    try:
+        tree = parse_tree(expr)
+    except ValueError:
         raise UserError(
             f"metric {metric.name!r}: the derived expression {expr!r} is not supported "
-            "(only a / b of two metrics)"
+            "(only metrics multiplied or divided, e.g. a / b or sessions * conversion * aov)"
+        ) from None
+    powers: dict[str, int] = {}
+    found: dict[str, tuple[Any, str, tuple[str, ...]]] = {}
+    names = []
+    for alias, power in tree:
+        ref = inputs.get(alias)
+        if ref is None:
+            raise UserError(f"metric {metric.name!r}: {alias!r} is not one of its input metrics")
+        names.append(("*" if power > 0 else "/", ref.name))
+        for side, sign in zip(_factors(manifest, metrics, metric.name, ref), (1, -1), strict=False):
+            found[side[1]] = side
+            powers[side[1]] = powers.get(side[1], 0) + sign * power
+    left = {e: p for e, p in powers.items() if p}
+    above = [found[e] for e, p in left.items() if p == 1]
+    below = [found[e] for e, p in left.items() if p == -1]
+    if len(above) != 1 or len(below) > 1 or len(left) != len(above) + len(below):
+        ups = " * ".join(e for e, p in left.items() for _ in range(p)) or "1"
+        downs = "".join(f" / {e}" for e, p in left.items() for _ in range(-p))
+        rest = ups + downs if left else "a constant"
+        raise UserError(
+            f"metric {metric.name!r}: {expr!r} reduces to {rest}, not one measure or a ratio of two, "
+            "so it is no tree of this metric"
         )
-    inputs = {(i.alias or i.name): i for i in metric.type_params.metrics or []}
-    sides = [inputs.get(ratio.group(1)), inputs.get(ratio.group(2))]
-    return [_input(manifest, metrics, metric.name, ref) for ref in sides]
+    if len({side[2] for side in found.values()}) > 1:
+        raise UserError(f"metric {metric.name!r}: a filter on some of its drivers only is not supported")
+    models = sorted({side[0].name for side in found.values()})
+    if len(models) > 1:
+        raise UserError(
+            f"metric {metric.name!r}: its drivers are in different semantic models ({', '.join(models)}): "
+            "joins through entities are not supported"
+        )
+    sides = [*above, *below]
+    text = " ".join(f"{op} {n}" for op, n in names)[2:]
+    return sides, text
+
+
+def _is_simple(metrics: dict[str, Any], ref: Any) -> bool:
+    inner = metrics.get(ref.name) if ref is not None else None
+    return inner is not None and _kind(inner) == "simple"
+
+
+def _factors(
+    manifest: Any, metrics: dict[str, Any], name: str, ref: Any
+) -> list[tuple[Any, str, tuple[str, ...]]]:
+    """A driver of a tree as one measure (a simple metric) or two divided (a ratio metric, or a
+    derived `a / b` of simple metrics), with the input's own filter; a tree within a tree is
+    refused."""
+    inner = metrics.get(ref.name)
+    if inner is None:
+        raise UserError(f"metric {name!r}: its driver {ref.name!r} is not a metric of the manifest")
+    kind = _kind(inner)
+    if kind == "simple":
+        return [_input(manifest, metrics, name, ref)]
+    if kind == "ratio":
+        params = inner.type_params
+        sides = [
+            _input(manifest, metrics, name, params.numerator),
+            _input(manifest, metrics, name, params.denominator),
+        ]
+    elif kind == "derived":
+        sides, tree = _derived(manifest, metrics, inner)
+        if tree is not None:
+            raise UserError(
+                f"metric {name!r}: its driver {ref.name!r} is a tree itself, which is not supported"
+            )
+    else:
+        raise UserError(f"metric {name!r}: its driver {ref.name!r} is {kind}, not a simple or ratio metric")
+    own = tuple(sorted({*_filters(ref.filter), *_filters(inner.filter)}))
+    return [(model, expr, tuple(sorted({*fs, *own}))) for model, expr, fs in sides]
 
 
 def _filters(intersection: Any) -> list[str]:

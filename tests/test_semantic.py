@@ -1,9 +1,11 @@
 """Metrics from dbt's semantic layer: the example project's manifest read with the real library
 (dbt-semantic-interfaces), its simple, ratio and derived metrics investigated and checked against
-pandas by hand, and what is not supported refused in one line naming the metric."""
+pandas by hand, a derived product investigated as its driver tree, and what is not supported
+refused in one line naming the metric."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -45,6 +47,7 @@ def test_the_projects_metrics_read_as_definitions(name: str, expression: str, fi
     [
         ("cumulative_revenue", "cumulative metrics are not supported"),
         ("revenue_growth", "derived expression 'revenue - revenue_prev' is not supported"),
+        ("sessions_times_aov", "reduces to sum[(]sessions[)] [*] sum[(]revenue[)] / sum[(]orders[)]"),
         ("biggest_sale", "aggregates with max, which is not supported"),
         ("nope", "is not in"),
     ],
@@ -98,3 +101,36 @@ def test_a_warehouse_reads_the_semantic_models_table(tmp_path: Path) -> None:
     report = investigate(request, load_settings(sandbox="inprocess", runs_dir=tmp_path))
     part = window(pd.read_parquet(demo_path()), str(report.window.start), str(report.window.end))
     assert report.movement.current == pytest.approx(part["orders"].sum() / part["sessions"].sum())
+
+
+def test_a_derived_product_is_the_metric_it_reduces_to_with_its_driver_tree() -> None:
+    got = semantic_metric(PROJECT, "revenue_drivers")
+    # sessions x orders/sessions x revenue/orders: what is above and below cancels to revenue
+    assert got.definition.expression == "sum(revenue)" and got.filter is None
+    assert got.definition.drivers == "sessions * conversion * aov"
+
+
+def test_a_derived_products_tree_is_split_over_the_manifests_own_metrics(tmp_path: Path) -> None:
+    """The tree's nodes are looked up in the manifest, not in metrics.yaml: renamed here to names
+    metrics.yaml does not have, the run still splits the change and names the driver that moved."""
+    manifest = json.loads((PROJECT / "target" / "semantic_manifest.json").read_text())
+    names = {"sessions": "visits", "conversion": "orders_per_visit", "aov": "basket"}
+    for metric in manifest["metrics"]:
+        metric["name"] = names.get(metric["name"], metric["name"])
+        if metric["name"] == "revenue_drivers":
+            metric["type_params"]["expr"] = "visits * orders_per_visit * basket"
+            for ref in metric["type_params"]["metrics"]:
+                ref["name"] = names[ref["name"]]
+        if metric["name"] == "orders_per_visit":
+            metric["type_params"]["denominator"]["name"] = "visits"
+    path = tmp_path / "semantic_manifest.json"
+    path.write_text(json.dumps(manifest))
+    request = build_request(
+        "revenue_drivers", None, "7d", None, "previous", None, None, None, semantic_manifest=str(path)
+    )
+    report = investigate(request, load_settings(sandbox="inprocess", runs_dir=tmp_path / "runs"))
+    part = window(pd.read_parquet(demo_path()), str(report.window.start), str(report.window.end))
+    assert report.movement.current == pytest.approx(part["revenue"].sum())
+    drivers = [c for c in report.root_causes if c.kind == "driver_change"]
+    assert [c.driver for c in drivers] == ["visits"], report.conclusion
+    assert "visits fell" in report.conclusion and "orders_per_visit and basket held" in report.conclusion

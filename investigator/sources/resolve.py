@@ -15,7 +15,7 @@ from investigator.analysis.reading import filtered, user_columns
 from investigator.analysis.spec import AnalysisSpec, Driver, Measure, RowFilter, Window, parse_tree
 from investigator.config import MetricDefinition, load_metrics
 from investigator.errors import DataError, UserError
-from investigator.request import Request, parse_metric
+from investigator.request import Request, named_metrics, parse_metric
 from investigator.sources.base import DataSource
 from investigator.sources.filters import check_rows, parse_filter
 from investigator.sources.identifiers import (
@@ -149,7 +149,12 @@ def resolve(
         )
     approx = any(m.kind == "approx_count_distinct" for m in measures)
     drivers, tree_note = driver_tree(
-        request.metric, definition, measures, columns, other_data=bool(request.data)
+        request.metric,
+        definition,
+        measures,
+        columns,
+        other_data=bool(request.data),
+        semantic_manifest=request.semantic_manifest,
     )
     notes += tree_note
     spec = AnalysisSpec(
@@ -186,15 +191,17 @@ def driver_tree(
     measures: list[Measure],
     columns: list[str],
     other_data: bool = False,
+    semantic_manifest: str | None = None,
 ) -> tuple[list[Driver], list[str]]:
     """The metric's driver tree (`drivers:` in its definition) as factors of named metrics of sums
     and counts, and a note when the tree was left out (a factor not defined, a column not in the
     data, a distinct count: distinct users do not multiply). On other data than the metric's
     (`--data`), a tree whose columns that data lacks is left out without a word: a table of orders
-    has no sessions, and a note on every run of it would be noise."""
+    has no sessions, and a note on every run of it would be noise. The nodes are the named metrics
+    of the dbt semantic manifest when the question reads one, else of `metrics.yaml`."""
     if not definition.drivers:
         return [], []
-    named = load_metrics()
+    named = named_metrics(semantic_manifest)
     out, why = [], ""
     for name, power in parse_tree(definition.drivers):
         d = named.get(name)

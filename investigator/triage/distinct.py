@@ -7,6 +7,11 @@ value of each scanned dimension: one aggregate query per measure, by the method 
 `analysis.distinct.delta_expr` (each value and day once; the run of window ends a value adds itself
 to that no earlier day of it did, an entry and an exit), the host adding the entries and exits up.
 The rows that go back are groups x days, never the data's rows.
+
+Windows of whole months, quarters or years are scored as an investigation scores them
+(`analysis.movement`), from each series' count over the window ending at every period
+(`period_counts`: `analysis.distinct`'s queries, one per measure and dimension), never from days
+added up.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from investigator.analysis.spec import Measure
+from investigator.analysis.distinct import rolled, window_deltas
+from investigator.analysis.spec import AnalysisSpec, Measure
 
 _EPOCH = date(1970, 1, 1)
 
@@ -70,4 +76,28 @@ def window_counts(
     return out
 
 
-__all__ = ["window_counts"]
+def period_counts(
+    table: Any, spec: AnalysisSpec, dims: list[str], measures: dict[str, Measure], total: str, first: date
+) -> dict[str, pd.DataFrame]:
+    """Per measure (by its key in `measures`): the distinct count over the window of `spec`'s
+    length ending at every period of its window grain (rows: the period's index), for the whole
+    data (column `total`) and each value of each dimension (column `dim` + "\x1f" + value), as
+    `analysis.movement` reads them from `attrs["windows"]`; from the period of `first` (the
+    data's first day) on. Dimension values are compared as text, as the scan's query groups them."""
+    g = spec.window_grain
+    lo, hi = g.index(first), g.index(spec.current.end)
+    table = table.mutate(**{d: table[d].cast("string") for d in dims}) if dims else table
+    out = {}
+    for key, m in measures.items():
+        one = spec.model_copy(update={"numerator": key, "denominator": None, "computed": {key: m}})
+        series = [rolled(window_deltas(table, one, [], False), key, None, lo, hi)[key].rename(total)]
+        for d in dims:
+            deltas = window_deltas(table, one, [d], False)
+            per = rolled(deltas[deltas[d].notna()], key, d, lo, hi)
+            per.columns = [f"{d}\x1f{v}" for v in per.columns]
+            series.append(per)
+        out[key] = pd.concat(series, axis=1)
+    return out
+
+
+__all__ = ["period_counts", "window_counts"]

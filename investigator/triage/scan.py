@@ -19,13 +19,13 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from investigator.analysis.grain import detect_grain
-from investigator.analysis.movement import movement
+from investigator.analysis.movement import WINDOWS, movement
 from investigator.analysis.spec import AnalysisSpec, Measure
 from investigator.errors import DataError
 from investigator.request import Span, metric_definition, parse_metric
 from investigator.sources.windows import Windows, default_end, distinct_dates, plan, plan_windows
 from investigator.triage.config import Direction, Target
-from investigator.triage.distinct import window_counts
+from investigator.triage.distinct import period_counts, window_counts
 from investigator.triage.score import Scale, Scoring, calibrated, for_family, outage_days, score_daily
 
 if TYPE_CHECKING:
@@ -160,8 +160,17 @@ def wide(frame: pd.DataFrame, dims: list[str], top: int, windows: Windows) -> di
     return {m: pd.concat(parts, axis=1).sort_index() for m, parts in out.items()}
 
 
-def score_each(wide_frames: dict[str, pd.DataFrame], spec: AnalysisSpec) -> pd.DataFrame:
-    """`analysis.movement` series by series: for windows of weeks, months, quarters or years."""
+def score_each(
+    wide_frames: dict[str, pd.DataFrame],
+    spec: AnalysisSpec,
+    counted: dict[str, tuple[Measure, pd.DataFrame]] | None = None,
+) -> pd.DataFrame:
+    """`analysis.movement` series by series: for windows of weeks, months, quarters or years. A
+    distinct count over the window ("num" or "den" in `counted`: the measure and its counts per
+    series over the window ending at every period, `distinct.period_counts`) is read from those
+    counts, never from its days added up."""
+    counted = counted or {}
+    spec = spec.model_copy(update={"computed": {k: m for k, (m, _) in counted.items()}})
     rows = {}
     for col in wide_frames["num"].columns:
         daily = pd.DataFrame(
@@ -169,6 +178,10 @@ def score_each(wide_frames: dict[str, pd.DataFrame], spec: AnalysisSpec) -> pd.D
         )
         if spec.denominator:
             daily[spec.denominator] = wide_frames["den"][col].to_numpy()
+        if counted:
+            daily.attrs[WINDOWS] = pd.DataFrame(
+                {k: c[col] if col in c else pd.Series(0.0, index=c.index) for k, (_, c) in counted.items()}
+            )
         m = movement(daily.fillna(0.0), spec)
         rows[col] = {
             "current": m.current,
@@ -238,9 +251,16 @@ def scan_targets(
     if not parsed:
         return items
     measures = measures_of(parsed)
-    days = windows.current.days if daily_windows(windows) else 1
-    frame = query_group(table, targets[0].time_column, targets[0].scan_segments, measures, days)
-    return items + score_frame(frame, targets, parsed, windows, threshold, top, scoring)
+    daily = daily_windows(windows)
+    days = windows.current.days if daily else 1
+    time_column, dims = targets[0].time_column, targets[0].scan_segments
+    frame = query_group(table, time_column, dims, measures, days)
+    windowed = {f"m{i}": m for i, m in enumerate(measures) if m.windowed}
+    periods = None
+    if windowed and not daily:  # whole months (or coarser): each window's own count, per series
+        spec = _spec(targets[0], windows).model_copy(update={"time_column": time_column})
+        periods = period_counts(table, spec, dims, windowed, TOTAL, windows.first)
+    return items + score_frame(frame, targets, parsed, windows, threshold, top, scoring, periods)
 
 
 def daily_windows(windows: Windows) -> bool:
@@ -259,9 +279,11 @@ def score_frame(
     threshold: float,
     top: int,
     scoring: Scoring | None = None,
+    periods: dict[str, pd.DataFrame] | None = None,
 ) -> list[ScanItem]:
     """The items of `scan_targets` from `query_group`'s result (a replay scores many mornings from
-    one query, each on the rows dated up to its morning)."""
+    one query, each on the rows dated up to its morning); `periods`, the windowed distinct counts
+    of windows of whole months or coarser (`distinct.period_counts`, by measure alias)."""
     scoring = (scoring or Scoring()).model_copy(update={"threshold": threshold})
     measures = measures_of(parsed)
     alias = {m.name: f"m{i}" for i, m in enumerate(measures)}
@@ -274,7 +296,12 @@ def score_frame(
         metric = {"num": frames[alias[num.name]], **({"den": frames[alias[den.name]]} if den else {})}
         counts = den is None and num.kind in ("count", "count_distinct")
         whole = (num.windowed, den is not None and den.windowed)
-        items += _score(targets[i], metric, windows, scoring, outages, counts, whole)
+        counted = {
+            side: (m, periods[alias[m.name]])
+            for side, m in (("num", num), ("den", den))
+            if m is not None and periods is not None and alias[m.name] in periods
+        }
+        items += _score(targets[i], metric, windows, scoring, outages, counts, whole, counted)
     return items
 
 
@@ -294,16 +321,9 @@ def _score(
     outages: set[date],
     counts: bool,
     windowed: tuple[bool, bool] = (False, False),
+    counted: dict[str, tuple[Measure, pd.DataFrame]] | None = None,
 ) -> list[ScanItem]:
-    spec = AnalysisSpec(
-        metric=target.metric,
-        numerator="num",
-        denominator="den" if "den" in frames else None,
-        current=windows.current,
-        baseline=windows.baseline,
-        grain=windows.grain.unit,
-        grain_step=windows.grain.step,
-    )
+    spec = _spec(target, windows, "den" in frames)
     if spec.window_grain.unit == "day":
         scores = score_daily(
             frames["num"],
@@ -317,7 +337,7 @@ def _score(
             windowed=windowed,
         )
     else:
-        scores = score_each(frames, spec)
+        scores = score_each(frames, spec, counted)
     scores = _families(scores)
     items = []
     for name, row in scores.iterrows():
@@ -342,6 +362,19 @@ def _score(
             )
         )
     return items
+
+
+def _spec(target: Target, windows: Windows, ratio: bool = False) -> AnalysisSpec:
+    """A target's windows as an analysis reads them (the series' measures named "num" and "den")."""
+    return AnalysisSpec(
+        metric=target.metric,
+        numerator="num",
+        denominator="den" if ratio else None,
+        current=windows.current,
+        baseline=windows.baseline,
+        grain=windows.grain.unit,
+        grain_step=windows.grain.step,
+    )
 
 
 def _families(scores: pd.DataFrame) -> pd.DataFrame:

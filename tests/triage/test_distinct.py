@@ -76,3 +76,32 @@ def test_a_weekly_distinct_count_is_the_users_of_the_week_in_the_total_and_each_
     assert (items["total"].current or 0) < 300
     parts = sum(items[s].current or 0 for s in "abc")
     assert parts > (items["total"].current or 0)  # a user in two stations is in both
+
+
+def test_a_monthly_distinct_count_is_the_users_of_each_calendar_month(tmp_path: Path) -> None:
+    """A window of a whole month is scored as an investigation scores it: the users seen in the
+    month and in the month before, in the total and in each station, never the days added up."""
+    rng = np.random.default_rng(5)
+    first, last = date(2025, 7, 1), date(2026, 2, 28)
+    rows = []
+    for i in range((last - first).days + 1):
+        d = first + timedelta(days=i)
+        for u in np.flatnonzero(rng.random(300) < 0.05):
+            rows.append({"date": d, "station": "abc"[int(rng.integers(0, 3))], "user_id": int(u)})
+    frame = pd.DataFrame(rows)
+    data = str(tmp_path / "v.parquet")
+    frame.to_parquet(data, index=False)
+    source = open_data(data, "date")
+    windows = plan_source(source, "date", "1mo", "previous", last)
+    target = Target(metric="count_distinct(user_id)", data=data, time_column="date", dimensions=None,
+                    scan_segments=["station"], direction="both")  # fmt: skip
+    scanned = scan_target(source, target, windows, 3.0, 50)
+    items = {next(iter(i.segment.values()), "total"): i for i in scanned}
+    month = frame["date"].map(lambda d: (d.year, d.month))
+    for station in ["total", "a", "b", "c"]:
+        rows_of = frame if station == "total" else frame[frame["station"] == station]
+        users = rows_of.groupby(month[rows_of.index])["user_id"].nunique()
+        assert items[station].current == pytest.approx(users[(2026, 2)]), station
+        assert items[station].baseline == pytest.approx(users[(2026, 1)]), station
+        days = rows_of[month[rows_of.index] == (2026, 2)].groupby("date")["user_id"].nunique().sum()
+        assert days > 1.2 * users[(2026, 2)]  # user-days, what adding the days would have given
