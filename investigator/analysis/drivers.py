@@ -8,6 +8,11 @@ exactly (no residual, whatever the sizes of the moves), a driver that held carri
 split does not depend on the order the drivers are written in, unlike a chain of "hold the others
 fixed" steps. It needs every value positive: a metric that crosses zero has no multiplicative
 story, and the split says so instead of forcing one.
+
+Each driver is also judged against its own history, as the metric is (`movement`: its change
+against the changes of earlier windows of the same length): conversion moving 3% in a week where it
+always moves 3% carries a part of the change but did not "move"; the verdict names a driver only
+when its own move is beyond its usual ones (or its history is too short to tell).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from typing import Literal
 import ibis
 from pydantic import BaseModel, Field
 
-from .queries import is_extract, leaves
+from .movement import movement
+from .queries import daily_totals, is_extract, leaves
 from .spec import AnalysisSpec, Driver, Measure, Window
 from .table import Table
 
@@ -35,6 +41,10 @@ class DriverPart(BaseModel):
     change_pct: float | None
     part: float = Field(description="the metric's change this driver carries, in the metric's units")
     share: float | None = Field(description="part / the metric's change (None when it did not move)")
+    z: float | None = Field(None, description="its change against its own earlier windows' changes")
+    usual: bool | None = Field(
+        None, description="whether its change is within its usual variation (None: too little history)"
+    )
 
 
 class DriverSplit(BaseModel):
@@ -98,11 +108,27 @@ def driver_split(table: Table, spec: AnalysisSpec) -> DriverSplit:
     for d, b, c in values:
         assert b is not None and c is not None  # checked positive above
         part = mean * d.power * math.log(c / b)
+        usual = _own_movement(table, spec, d)
         parts.append(
             DriverPart(name=d.name, text=_text(d), baseline=b, current=c, change_pct=c / b - 1, part=part,
-                       share=part / change if change else None)
+                       share=part / change if change else None, z=usual[0], usual=usual[1])
         )  # fmt: skip
     return out.model_copy(update={"parts": parts})
+
+
+def _own_movement(table: Table, spec: AnalysisSpec, d: Driver) -> tuple[float | None, bool | None]:
+    """The driver's z against its own history and whether its move is within its usual ones (None
+    when the history is too short to tell): `movement` of the driver as a metric of its own."""
+    sides = _sides(d)
+    own = spec.model_copy(
+        update={"metric": d.name, "numerator": d.numerator.name,
+                "denominator": d.denominator.name if d.denominator is not None else None,
+                "computed": {m.name: m for m in sides if m.kind != "sum"}, "drivers": []}
+    )  # fmt: skip
+    m = movement(daily_totals(table, own), own)
+    if m.short_history or m.z is None:
+        return m.z, None
+    return m.z, not m.significant
 
 
 def driver_measures(spec: AnalysisSpec) -> list[Measure]:

@@ -35,18 +35,29 @@ def _hypotheses(spec: AnalysisSpec) -> list[tuple[HypothesisKind, str]]:
 
 
 def drivers_moved(split: DriverSplit) -> list[DriverPart]:
-    """The drivers that carry the change: `DRIVES` of it or more, its way, largest first."""
-    return sorted((p for p in split.parts if (p.share or 0) >= DRIVES), key=lambda p: -(p.share or 0))
+    """The drivers that carry the change: `DRIVES` of it or more, its way, and moved beyond their
+    own usual variation (or with too little history to tell), largest first. A driver that always
+    swings this much carries a part of the change, but it is not what moved."""
+    moved = (p for p in split.parts if (p.share or 0) >= DRIVES and p.usual is not True)
+    return sorted(moved, key=lambda p: -(p.share or 0))
+
+
+def _usual(p: DriverPart) -> str:
+    """ "; beyond its usual moves, z -4.1": the driver's move against its own history."""
+    if p.usual is None or p.z is None:
+        return ""
+    return f"; within its usual moves, z {p.z:+.1f}" if p.usual else f"; beyond its usual moves, z {p.z:+.1f}"
 
 
 def described(split: DriverSplit, moved: list[DriverPart]) -> str:
     """ "conversion 0.062 -> 0.050 (-19.4%, 95% of the change); sessions (-0.5%) and aov (+0.3%)
     held": the drivers that moved with their numbers, then the rest."""
     said = [f"{p.name} {num(p.baseline)} -> {num(p.current)} ({pct(p.change_pct)}, {share(p.share or 0)} "
-            "of the change)" for p in moved]  # fmt: skip
+            f"of the change{_usual(p)})" for p in moved]  # fmt: skip
     rest = [p for p in split.parts if p.name not in {m.name for m in moved}]
     held = [f"{p.name} ({pct(p.change_pct)})" for p in rest if abs(p.share or 0) < HELD]
-    also = [f"{p.name} ({pct(p.change_pct)}, {share(p.share or 0)})" for p in rest if (p.share or 0) >= HELD]
+    also = [f"{p.name} ({pct(p.change_pct)}, {share(p.share or 0)}{_usual(p)})" for p in rest
+            if (p.share or 0) >= HELD]  # fmt: skip
     against = [
         f"{p.name} ({pct(p.change_pct)}, {share(-(p.share or 0))})" for p in rest if (p.share or 0) <= -HELD
     ]

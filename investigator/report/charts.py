@@ -64,6 +64,7 @@ class ChartData(BaseModel):
     steps: list[Step]
     segment: str | None = None  # the leading cause's segment, drawn over time under the total
     segment_series: list[Point] = []
+    drivers: ChartData | None = None  # the bridge over the driver tree's parts (`analysis.drivers`)
 
 
 def chart_data(
@@ -100,7 +101,7 @@ def chart_data(
     segment, segment_series = _leading_segment(table, spec, causes, first)
     g = spec.periods
     per_period = 1.0 if spec.is_ratio else None
-    return ChartData(
+    out = ChartData(
         metric=spec.metric,
         ratio=spec.is_ratio,
         series=series,
@@ -118,6 +119,13 @@ def chart_data(
         segment=segment,
         segment_series=segment_series,
     )
+    split = evidence.drivers
+    if split is None or not split.split or split.baseline is None or split.current is None:
+        return out
+    parts = [Step(label=p.name, change=p.part) for p in split.parts]
+    tree = {"ratio": False, "breakdown": "driver", "steps": parts, "baseline_total": split.baseline,
+            "current_total": split.current}  # fmt: skip
+    return out.model_copy(update={"drivers": out.model_copy(update=tree)})
 
 
 def _leading_segment(

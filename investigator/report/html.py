@@ -16,8 +16,9 @@ import jinja2
 from investigator.files import write_atomic
 from investigator.fmt import num, pct, seg
 from investigator.report.charts import ChartData, bridge_chart, chart_data, metric_chart
-from investigator.report.model import Report, segment_cells, signed
+from investigator.report.model import Report
 from investigator.report.recalled import previously_found
+from investigator.report.tables import DRIVER_COLUMNS, driver_rows, segment_cells, signed
 from investigator.run.checks import Aggregates
 from investigator.run.state import RunState, load
 
@@ -63,7 +64,8 @@ def _templates() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.globals.update(num=num, pct=pct, seg=seg, signed=signed, segment_cells=segment_cells)
+    env.globals.update(num=num, pct=pct, seg=seg, signed=signed, segment_cells=segment_cells,
+                       driver_rows=driver_rows, driver_columns=DRIVER_COLUMNS)  # fmt: skip
     return env
 
 
@@ -153,7 +155,18 @@ def _charts(c: ChartData | None) -> list[_Chart] | None:
         ),
     ]
     # a single series has nothing to split the change by: a bridge of one bar says nothing
-    return charts if len(c.steps) > 1 else charts[:1]
+    charts = charts if len(c.steps) > 1 else charts[:1]
+    if c.drivers is not None:
+        charts.append(
+            _Chart(
+                "chart-drivers",
+                bridge_chart(c.drivers),
+                f"bridge of the change of {c.metric} by driver",
+                f"From the baseline to the window: the part of the change each driver of {c.metric} carries "
+                "(log-mean split: the parts add up to the change). The value axis does not start at zero.",
+            )
+        )
+    return charts
 
 
 def _grain_name(c: ChartData) -> str:

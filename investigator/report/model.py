@@ -10,10 +10,19 @@ from pydantic import BaseModel, Field
 
 from investigator.analysis.causes import RootCause
 from investigator.analysis.contributions import SegmentChange
+from investigator.analysis.drivers import DriverSplit
 from investigator.files import write_atomic
 from investigator.fmt import md, num, pct, seg
 from investigator.memory.models import ApprovedFact, Recalled
 from investigator.report.recalled import previously_found
+from investigator.report.tables import (
+    DRIVER_COLUMNS,
+    SEGMENT_COLUMNS,
+    cause_share,
+    driver_rows,
+    segment_cells,
+    signed,
+)
 from investigator.run.evidence import input_notes
 from investigator.run.state import RunState
 from investigator.run.tokens import TokenMeter
@@ -177,6 +186,9 @@ class Report(BaseModel):
     segments: list[SegmentChange] = Field(
         default_factory=list, description="the segments that moved most, one dimension at a time"
     )
+    drivers: DriverSplit | None = Field(
+        None, description="the metric's change split over its driver tree (a metric with `drivers:`)"
+    )
     notes: list[str] = Field(default_factory=list, description="how to read the numbers")
     recalled: list[Recalled] = Field(
         default_factory=list, description="memories of past runs that entered the context"
@@ -247,6 +259,7 @@ def build_report(
         stop_reason=state.stop_reason,
         blockers=state.blockers,
         segments=segments or [],
+        drivers=state.evidence.drivers,
         notes=notes,
         recalled=state.memory.recalled,
         facts=state.memory.facts,
@@ -313,7 +326,7 @@ def to_markdown(r: Report) -> str:
         "|---|---|---|---|---|---|",
     ]
     for i, c in enumerate(r.root_causes, 1):
-        share = _share(c)
+        share = cause_share(c)
         kind = c.kind + (f" ({_md(c.detail or c.driver or '')})" if c.detail or c.driver else "")
         lines.append(
             f"| {i} | {kind} | {_md(seg(c.segment))} | {share} | {signed(c.change)} | {_md(c.evidence)} |"
@@ -327,10 +340,12 @@ def to_markdown(r: Report) -> str:
         lines += [
             f"- {_md(a.text)} ({a.when()}; relevance {a.score:.2f})" for a in previously_found(r.recalled)
         ]
-    if r.segments:
-        lines += ["", "## Segments that moved most", "", "| segment | window | baseline | change | share |"]
-        lines += ["|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(_md(cell) for cell in segment_cells(row)) + " |" for row in r.segments]
+    segments = [segment_cells(row) for row in r.segments]
+    tables = [("Driver tree", DRIVER_COLUMNS, driver_rows(r.drivers)),
+              ("Segments that moved most", SEGMENT_COLUMNS, segments)]  # fmt: skip
+    for title, columns, rows in (t for t in tables if t[2]):
+        lines += ["", f"## {title}", "", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+        lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows]
     lines += ["", "## Hypotheses", "", "| id | status | statement | evidence |", "|---|---|---|---|"]
     lines += [f"| {h.id} | {h.status} | {_md(h.statement)} | {_md(h.evidence)} |" for h in r.hypotheses]
     lines += ["", "## Findings", ""]
@@ -350,24 +365,6 @@ TERMINAL_SEGMENTS = 5
 def planner_steps(s: Stats) -> str:
     """`: the model decided 5 of 7 steps (...)` after the planner's name, for the LLM planner."""
     return f": {s.model.summary()}" if s.model is not None else ""
-
-
-def signed(x: float | None) -> str:
-    """An absolute change with its sign: +1.20M, -864.63k."""
-    return "" if x is None else ("+" if x > 0 else "") + num(x)
-
-
-def segment_cells(row: SegmentChange) -> list[str]:
-    """segment, window, baseline, change, share: one row of the ranked table, as text."""
-    share = "" if row.share is None else f"{row.share:.0%}"
-    return [seg(row.segment), num(row.current), num(row.baseline), signed(row.change), share]
-
-
-def _share(c: RootCause) -> str:
-    """A cause's share for the tables: "55% (gross)" when it is of the movement either way."""
-    if c.contribution is None:
-        return ""
-    return f"{c.contribution:.0%}" + (" (gross)" if c.basis == "gross" else "")
 
 
 def _md(text: str) -> str:
@@ -409,19 +406,22 @@ def render_terminal(report: Report, console: Any, quiet: bool = False) -> None:
     for col in ("#", "kind", "segment", "share", "change", "evidence"):
         causes.add_column(col, overflow="fold")
     for i, c in enumerate(report.root_causes, 1):
-        share = _share(c)
+        share = cause_share(c)
         kind = c.kind + (f" ({c.detail or c.driver})" if c.detail or c.driver else "")
         causes.add_row(*cells(i, kind, seg(c.segment), share, signed(c.change), c.evidence))
     console.print(causes)
     for note in report.notes:
         console.print(text(note, style="italic"))
-    if report.segments:
-        moved = Table(title="Segments that moved most")
-        for col in ("segment", "window", "baseline", "change", "share"):
-            moved.add_column(col, overflow="fold")
-        for row in report.segments[:TERMINAL_SEGMENTS]:
-            moved.add_row(*cells(*segment_cells(row)))
-        console.print(moved)
+    segments = [segment_cells(row) for row in report.segments[:TERMINAL_SEGMENTS]]
+    for title, columns, rows in (("Driver tree", DRIVER_COLUMNS, driver_rows(report.drivers)),
+                                 ("Segments that moved most", SEGMENT_COLUMNS, segments)):  # fmt: skip
+        if rows:
+            table = Table(title=title)
+            for col in columns:
+                table.add_column(col, overflow="fold")
+            for row in rows:
+                table.add_row(*cells(*row))
+            console.print(table)
     if report.recalled:
         recalled = Table(title="Previously found (recalled)")
         for col in ("memory", "found by", "relevance"):

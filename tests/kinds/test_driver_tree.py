@@ -17,6 +17,7 @@ from investigator.analysis.drivers import driver_split
 from investigator.analysis.queries import open_table
 from investigator.analysis.spec import AnalysisSpec, Driver, Measure, Window, parse_tree
 from investigator.config import MetricDefinition
+from investigator.kinds.driver_tree import described, drivers_moved
 from investigator.kinds.verify import verify_causes
 
 from ..planners.test_real_shapes import kinds, run
@@ -98,6 +99,33 @@ def test_the_verdict_names_the_driver_that_moved_and_where(
     assert cause.driver == driver and cause.verified
     assert cause.contribution is not None and cause.contribution > 0.8
     assert f"{driver} fell" in rep.conclusion and f"while {held} held" in rep.conclusion
+
+
+def swinging(seed: int = 4) -> pd.DataFrame:
+    """Conversion swings from week to week (each week its own level, spread 8%), sessions hardly
+    (2%). In the last week sessions fall 10% and conversion sits 7% low: a week it has often had."""
+    rng = np.random.default_rng(seed)
+    rows, weeks = [], 13
+    levels = 1 + rng.normal(0, 0.08, weeks)
+    levels[-2:] = [1.0, 0.93]
+    for d in range(weeks * 7):
+        day = END - timedelta(days=weeks * 7 - 1 - d)
+        sessions = 12000 * (1 + rng.normal(0, 0.02)) * (0.9 if d >= weeks * 7 - 7 else 1.0)
+        orders = sessions * 0.03 * levels[d // 7]
+        rows.append((day, "all", round(sessions), orders, orders * 50))
+    return pd.DataFrame(rows, columns=["date", "channel", "sessions", "orders", "revenue"])
+
+
+def test_a_driver_within_its_usual_swings_is_not_what_moved() -> None:
+    """Both carry over a quarter of the fall; only sessions moved beyond its own variation."""
+    split = driver_split(open_table(swinging(), "date"), spec())
+    sessions, conversion = split.part("sessions"), split.part("conversion")
+    assert sessions is not None and conversion is not None
+    assert (sessions.share or 0) > 0.25 and (conversion.share or 0) > 0.25
+    assert sessions.usual is False and sessions.z is not None and sessions.z < -3
+    assert conversion.usual is True
+    assert [p.name for p in drivers_moved(split)] == ["sessions"]
+    assert "within its usual moves" in described(split, drivers_moved(split))
 
 
 def test_the_host_refuses_a_driver_claimed_at_the_wrong_size() -> None:
