@@ -78,7 +78,8 @@ def test_a_weekly_distinct_count_is_the_users_of_the_week_in_the_total_and_each_
     assert parts > (items["total"].current or 0)  # a user in two stations is in both
 
 
-def test_a_monthly_distinct_count_is_the_users_of_each_calendar_month(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_a_monthly_distinct_count_is_the_users_of_each_calendar_month(tmp_path: Path, engine: str) -> None:
     """A window of a whole month is scored as an investigation scores it: the users seen in the
     month and in the month before, in the total and in each station, never the days added up."""
     rng = np.random.default_rng(5)
@@ -89,12 +90,17 @@ def test_a_monthly_distinct_count_is_the_users_of_each_calendar_month(tmp_path: 
         for u in np.flatnonzero(rng.random(300) < 0.05):
             rows.append({"date": d, "station": "abc"[int(rng.integers(0, 3))], "user_id": int(u)})
     frame = pd.DataFrame(rows)
-    data = str(tmp_path / "v.parquet")
-    frame.to_parquet(data, index=False)
-    source = open_data(data, "date")
+    if engine == "duckdb":
+        data, table = str(tmp_path / "v.parquet"), None
+        frame.to_parquet(data, index=False)
+    else:
+        with sqlite3.connect(tmp_path / "v.sqlite") as con:
+            frame.assign(date=frame["date"].astype(str)).to_sql("visits", con, index=False)
+        data, table = f"sqlite:///{tmp_path / 'v.sqlite'}", "visits"
+    source = open_data(data, "date", table=table)
     windows = plan_source(source, "date", "1mo", "previous", last)
-    target = Target(metric="count_distinct(user_id)", data=data, time_column="date", dimensions=None,
-                    scan_segments=["station"], direction="both")  # fmt: skip
+    target = Target(metric="count_distinct(user_id)", data=data, table=table, time_column="date",
+                    dimensions=None, scan_segments=["station"], direction="both")  # fmt: skip
     scanned = scan_target(source, target, windows, 3.0, 50)
     items = {next(iter(i.segment.values()), "total"): i for i in scanned}
     month = frame["date"].map(lambda d: (d.year, d.month))
