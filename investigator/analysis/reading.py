@@ -302,7 +302,24 @@ def as_dates(table: Table, name: str, notes: list[str] | None = None) -> ir.Date
         if rows and int(found["quarter"] or 0) == rows:
             q = text.right(1).cast("int64")
             return ibis.date(year, q * 3 - 2, 1)
+        _all_dates(table, name, rows)
     return col.cast("timestamp").date()
+
+
+def _all_dates(table: Table, name: str, rows: int) -> None:
+    """Refuse, in one line, text that does not read as dates ("mon", "03/29/2026"), instead of the
+    engine's cast error; the values are not quoted (text in data is data, not part of a message)."""
+    col = table[name]
+    try:
+        bad = table.filter(col.notnull() & col.strip().try_cast("timestamp").isnull()).count().to_pandas()
+    except Exception:  # an engine without a checked cast (SQLite): its own cast says what is wrong
+        return
+    if int(bad):
+        raise TimeColumnError(
+            f"time column {name!r} holds text, and {int(bad):,} of its {rows:,} values do not read as "
+            "dates: write them as 2026-03-29 (or 2026-03-29 14:05, 2024-03, 2024-Q1, 2024), or name "
+            "another time column"
+        )
 
 
 def _integral(table: Table, name: str) -> bool:
