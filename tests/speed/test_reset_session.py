@@ -50,3 +50,27 @@ async def test_reset_session_empties_the_namespace_and_moves_the_workspace(tmp_p
         (foreign / "notes.txt").write_text("mine")
         refused = await c.call_tool("reset_session", {"session_id": sid, "workspace": str(foreign)})
         assert "already holds files" in error_text(refused)
+
+
+async def test_a_reset_skips_ipythons_full_collections_and_leaves_the_collector_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """`%reset` collects garbage twice (0.2 s with pandas and Ibis loaded, before the next run can
+    start); the reset skips those, and kernel code still finds `gc.collect` itself afterwards."""
+    async with Client(server_params("local")) as c:
+        sid = structured(await c.call_tool("create_session", {"workspace": str(tmp_path / "a")}))[
+            "session_id"
+        ]
+        count = (
+            "import gc, sys\nsys.full_collections = []\n"
+            "gc.callbacks.append(lambda phase, info: phase == 'start' and info['generation'] == 2"
+            " and sys.full_collections.append(1))\nkept = [1]"
+        )
+        assert structured(await c.call_tool("execute", {"session_id": sid, "code": count}))["ok"]
+        await c.call_tool("reset_session", {"session_id": sid, "workspace": str(tmp_path / "b")})
+        probe = (
+            "import gc, sys, json\nn = len(sys.full_collections)\ngc.collect()\n"
+            "print(json.dumps([n, len(sys.full_collections), 'kept' in globals()]))"
+        )
+        seen = structured(await c.call_tool("execute", {"session_id": sid, "code": probe}))["stdout"]
+        assert json.loads(seen) == [0, 1, False]  # none during the reset; the real collector after it
