@@ -22,8 +22,9 @@ Where a cold question's time goes (2 shared cores, the demo's broad_decline tabl
 pairs against the tree before, Nov 2026): start 4.9 s (the command's imports, ~1.9 s of them
 pandas, Ibis and the CLI before the columns are checked and the server spawned; then the host's
 MCP SDK, 1.3 s, while the server imports its own and the kernel imports the analysis library),
-data 0.6, loop 1.0, artifacts 0.6-0.8: 7.8 s against 8.2 s before Ibis stopped loading its twenty
-SQL compilers (`analysis/engines.py`). Warm (the helper's worker ready): start 0.5, data 0.3,
+data 0.6, loop 1.0, artifacts 0.6-0.8: about 7.8 s. The three processes (command, server,
+kernel) start at once on two cores, so the start is bound by their CPU: the MCP SDK and pandas
+and Ibis are each imported twice. Warm (the helper's worker ready): start 0.4-0.5, data 0.3,
 loop 1.0 (the kernel's own queries: quality checks 0.33 s, the segments 0.2 s; the MCP round
 trips ~0.03 s a call), artifacts 0.5.
 """
