@@ -15,6 +15,7 @@ from investigator.sources.synth import generate
 from .chromium import find_chromium, open_page
 
 CHARTS = ("chart-metric", "chart-contributions")
+TREE = (*CHARTS, "chart-drivers")  # revenue has a driver tree (sessions x conversion x aov): its bridge
 
 
 def _charts_in(page: str) -> dict[str, int]:
@@ -27,10 +28,10 @@ def _charts_in(page: str) -> dict[str, int]:
 
 def test_conclusion_first_then_charts_hypotheses_and_a_folded_trail(planted_run: Investigation) -> None:
     page = planted_run._repr_html_()
-    order = [page.index(s) for s in (planted_run.conclusion[:40], *CHARTS, "Root causes", "Hypotheses",
+    order = [page.index(s) for s in (planted_run.conclusion[:40], *TREE, "Root causes", "Hypotheses",
                                      '<details class="inv-trail">')]  # fmt: skip
     assert order == sorted(order)
-    assert all(size > 5_000 for size in _charts_in(page).values()) and set(_charts_in(page)) == set(CHARTS)
+    assert all(size > 5_000 for size in _charts_in(page).values()) and set(_charts_in(page)) == set(TREE)
     assert "confidence high" in page and "CONFIRMED" in page and "RULED_OUT" in page
     assert "<details open" not in page  # the trail starts folded
 
@@ -39,7 +40,7 @@ def test_the_file_is_self_contained(run_folder: Path) -> None:
     page = (run_folder / "report.html").read_text()
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page) and "<script" not in page
-    assert set(_charts_in(page)) == set(CHARTS)
+    assert set(_charts_in(page)) == set(TREE)
 
 
 def test_charts_for_a_ratio_metric(tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ def test_report_opens_in_headless_chromium(planted_run: Investigation) -> None:
     assert page.errors == []
     assert all(u.startswith(("file:", "data:")) for u in page.requests), page.requests
     seen = json.loads(page.value)
-    assert [c["id"] for c in seen["charts"]] == list(CHARTS)
+    assert [c["id"] for c in seen["charts"]] == list(TREE)
     assert all(c["loaded"] and c["width"] > 400 for c in seen["charts"]), seen["charts"]
     assert seen["conclusion"] == planted_run.conclusion and seen["trailOpen"] is False
     assert seen["rows"] >= len(planted_run.hypotheses)
