@@ -302,7 +302,30 @@ def as_dates(table: Table, name: str, notes: list[str] | None = None) -> ir.Date
         if rows and int(found["quarter"] or 0) == rows:
             q = text.right(1).cast("int64")
             return ibis.date(year, q * 3 - 2, 1)
+        _refuse_text_not_dates(table, name)
     return col.cast("timestamp").date()
+
+
+def _refuse_text_not_dates(table: Table, name: str) -> None:
+    """A `TimeColumnError` naming a value when text in the time column does not read as a date or
+    time (the engine's own cast would fail later with its raw message); nothing where the engine
+    cannot try a cast (the cast then says)."""
+    from ibis.common.exceptions import OperationNotDefinedError, UnsupportedOperationError
+
+    col = table[name]
+    bad = table.filter(col.notnull() & col.try_cast("timestamp").isnull())
+    try:
+        row = bad.aggregate(n=bad.count(), like=bad[name].min()).to_pandas().iloc[0]
+    except (OperationNotDefinedError, UnsupportedOperationError):
+        return
+    if int(row["n"] or 0):
+        like = str(row["like"])
+        shown = repr(like if len(like) <= 40 else like[:40] + "...")
+        raise TimeColumnError(
+            f"time column {name!r} holds text that does not read as dates ({int(row['n']):,} values, "
+            f"like {shown}): name the column of dates as the time column, or write these values as "
+            "dates like 2026-03-29"
+        )
 
 
 def _integral(table: Table, name: str) -> bool:
