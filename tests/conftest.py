@@ -45,6 +45,8 @@ NOT_QUICK: tuple[str, ...] = (
     "tests/front/test_cli_contract.py",
     "tests/front/test_filter_runs.py",
     "tests/front/test_early_refusals.py",
+    "tests/front/test_text_time_column.py::test_the_cli_refuses_text_that_is_no_dates_in_one_line_before_a_kernel_starts",
+    "tests/front/test_text_time_column.py::test_describe_reads_text_that_is_dates_as_today",
     "tests/front/test_grains_cli.py",
     "tests/front/test_markup.py",
     "tests/front/test_mcp_ceilings.py",

@@ -116,6 +116,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "wiring",
         (
             "investigator.runner",
+            "investigator.investigations",
             "investigator.runs",
             "investigator.factories",
             "investigator.startup",

@@ -302,23 +302,28 @@ def as_dates(table: Table, name: str, notes: list[str] | None = None) -> ir.Date
         if rows and int(found["quarter"] or 0) == rows:
             q = text.right(1).cast("int64")
             return ibis.date(year, q * 3 - 2, 1)
-        _all_dates(table, name, rows)
+        _refuse_text_not_dates(table, name, rows)
     return col.cast("timestamp").date()
 
 
-def _all_dates(table: Table, name: str, rows: int) -> None:
-    """Refuse, in one line, text that does not read as dates ("mon", "03/29/2026"), instead of the
-    engine's cast error; the values are not quoted (text in data is data, not part of a message)."""
+def _refuse_text_not_dates(table: Table, name: str, rows: int) -> None:
+    """A `TimeColumnError` in one line when text in the time column does not read as a date or
+    time (the engine's own cast would fail later with its raw message); nothing where the engine
+    cannot try a cast (the cast then says). No value is quoted: text in the data is data, and an
+    error message reaches a model through the MCP tool."""
+    from ibis.common.exceptions import OperationNotDefinedError, UnsupportedOperationError
+
     col = table[name]
+    bad = table.filter(col.notnull() & col.try_cast("timestamp").isnull())
     try:
-        bad = table.filter(col.notnull() & col.strip().try_cast("timestamp").isnull()).count().to_pandas()
-    except Exception:  # an engine without a checked cast (SQLite): its own cast says what is wrong
+        n = int(bad.count().to_pandas() or 0)
+    except (OperationNotDefinedError, UnsupportedOperationError):
         return
-    if int(bad):
+    if n:
         raise TimeColumnError(
-            f"time column {name!r} holds text, and {int(bad):,} of its {rows:,} values do not read as "
-            "dates: write them as 2026-03-29 (or 2026-03-29 14:05, 2024-03, 2024-Q1, 2024), or name "
-            "another time column"
+            f"time column {name!r} holds text that does not read as dates ({n:,} of its {rows:,} values): "
+            "name the column of dates as the time column, or write these values as dates like "
+            "2026-03-29 (or 2026-03-29 14:05, 2024-03, 2024-Q1, 2024)"
         )
 
 

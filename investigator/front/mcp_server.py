@@ -25,7 +25,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.from_thread
@@ -45,6 +45,9 @@ from investigator.memory.api import FactsView
 from investigator.report.model import Report
 from investigator.sources.describe import DataDescription, describe_data
 from investigator.sources.quoted import without_values
+
+if TYPE_CHECKING:
+    from investigator.investigations import Runs
 
 __all__ = ["Jobs", "build_server"]
 
@@ -226,10 +229,14 @@ async def _running(
         return CallToolResult(content=[TextContent(type="text", text=one_line(e, []))], is_error=True)
 
 
-def build_server(place: Place) -> tuple[MCPServer, Jobs]:
+def build_server(place: Place, runs: Runs | None = None) -> tuple[MCPServer, Jobs]:
     """The server over `place` (the runs folder and memory home, the server's settings), and the
-    jobs it runs, which the caller stops when it stops serving."""
+    jobs it runs, which the caller stops when it stops serving. `runs` starts and continues the
+    investigations (`investigations.LocalRuns` unless given: tests give `investigator.testing.FakeRuns`)."""
+    from investigator.investigations import LocalRuns
     from investigator.version import __version__
+
+    ran: Runs = runs or LocalRuns()
 
     jobs = Jobs(place.max_runs)
     mcp = MCPServer("investigator", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -250,7 +257,7 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
         a partial one with resume(run_id, more=5)), conclusion, confidence, root causes."""
 
         def run(progress: Callable[[Snapshot], None], stop: threading.Event) -> Report:
-            return work.investigation(place, progress, stop, **options)
+            return work.investigation(place, ran, progress, stop, **options)
 
         return await _running(jobs, ctx, run, options.get("data"))
 
@@ -266,7 +273,7 @@ def build_server(place: Place) -> tuple[MCPServer, Jobs]:
     ) -> Annotated[CallToolResult, Report]:
         """Continue a run from its last completed iteration (cut short or cancelled), or with
         `more` give a finished one more steps (`investigate resume RUN_ID --more N`)."""
-        return await _running(jobs, ctx, lambda p, s: work.resumed(place, p, s, run_id, more), None)
+        return await _running(jobs, ctx, lambda p, s: work.resumed(place, ran, p, s, run_id, more), None)
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_report(run_id: str) -> Annotated[CallToolResult, Report]:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +29,9 @@ from investigator.report.model import Report
 from investigator.run.decision import Decision
 from investigator.run.state import RunState
 from investigator.triage.digest import Digest
+
+if TYPE_CHECKING:
+    from investigator.investigations import Runs
 
 __all__ = [
     "Place",
@@ -229,12 +232,13 @@ def _hooks(progress: Progress, cancelled: threading.Event, most: int, warnings: 
     return Hooks(progress=update, warn=warnings.append)
 
 
-def investigation(place: Place, progress: Progress, cancelled: threading.Event, **options: Any) -> Report:
+def investigation(
+    place: Place, runs: Runs, progress: Progress, cancelled: threading.Event, **options: Any
+) -> Report:
     """One investigation as the CLI runs it (`options` are the declared ones the MCP door takes),
-    with a kernel of its own (never one kept from another call: calls run at once)."""
+    by `runs` (`runner.LocalRuns`: a kernel of its own, never one kept from another call)."""
     from investigator.front import question
     from investigator.front.flags import ask
-    from investigator.runner import investigate
 
     refused = sorted(set(options) - {o.name for o in question.OPTIONS if o.takes("mcp")})
     if refused:
@@ -247,15 +251,14 @@ def investigation(place: Place, progress: Progress, cancelled: threading.Event, 
         door="mcp", runs_dir=place.runs_dir, home=place.home, by_owner=place.urls, **options
     )
     hooks = _hooks(progress, cancelled, settings.max_iterations, [])
-    return investigate(request, settings, hooks, llm=choice)
+    return runs.investigate(request, settings, hooks, llm=choice)
 
 
 def resumed(
-    place: Place, progress: Progress, cancelled: threading.Event, run_id: str, more: int | None
+    place: Place, runs: Runs, progress: Progress, cancelled: threading.Event, run_id: str, more: int | None
 ) -> Report:
     """`investigate resume RUN_ID [--more N]`."""
     from investigator.config import load_settings
-    from investigator.runner import continue_run, resume
 
     run_folder(place, run_id)
     settings = load_settings(runs_dir=place.runs_dir, home=place.home)
@@ -264,8 +267,8 @@ def resumed(
     if more:  # the run reopens with room for `more` steps after the ones it made (`continue_run`)
         done = json.loads((run_folder(place, run_id) / "state.json").read_text()).get("iteration", 0)
         hooks = _hooks(progress, cancelled, int(done) + more + 1, [])
-        return continue_run(run_id, settings, more, hooks)
-    return resume(run_id, settings, _hooks(progress, cancelled, settings.max_iterations, []))
+        return runs.continue_run(run_id, settings, more, hooks)
+    return runs.resume(run_id, settings, _hooks(progress, cancelled, settings.max_iterations, []))
 
 
 def triage(place: Place, config: str, dry_run: bool) -> TriageResult:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from investigator.analysis.reading import dated
+from investigator.analysis.reading import TimeColumnError, dated
 from investigator.errors import DataError, UserError
 from investigator.sources import querylog, readonly
 from investigator.sources.quoted import without_values
@@ -96,6 +96,8 @@ class WarehouseSource:
             table.head(1).to_pandas()  # reach the server now, so a problem is reported here
         except UserError:
             raise
+        except TimeColumnError as e:
+            raise DataError(str(e)) from None
         except Exception as e:
             raise DataError(self._explain(e, url)) from None
         return table

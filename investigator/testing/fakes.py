@@ -15,7 +15,12 @@ if TYPE_CHECKING:
     import pandas as pd
     from ibis.expr.types import Table
 
-__all__ = ["FakeEmbedder", "FakeNotifier", "FrameSource"]
+    from investigator.config import Settings
+    from investigator.factories import Hooks, LLMChoice
+    from investigator.report.model import Report
+    from investigator.request import Request
+
+__all__ = ["FakeEmbedder", "FakeNotifier", "FakeRuns", "FrameSource"]
 
 
 class FrameSource:
@@ -86,3 +91,46 @@ class FakeNotifier:
         if self.fail is not None:
             raise self.fail
         return self.replies.pop(0) if self.replies else None
+
+
+class FakeRuns:
+    """A `Runs` that starts no run: each call answers a concluded `Report` for the metric asked (run
+    id `fake-<metric>`, or the run id resumed), or raises `fail`. `asked` holds each call as (verb,
+    metric or run id, iterations for continue_run else None); when `meet` is given, each call waits
+    at it first (a `threading.Barrier` that breaks unless that many calls run at once)."""
+
+    def __init__(self, fail: Exception | None = None, meet: threading.Barrier | None = None) -> None:
+        self.fail, self.meet = fail, meet
+        self.asked: list[tuple[str, str, int | None]] = []
+
+    def investigate(
+        self, request: Request, settings: Settings, hooks: Hooks | None = None, llm: LLMChoice | None = None
+    ) -> Report:
+        return self._answer("investigate", request.metric, None, f"fake-{request.metric}")
+
+    def resume(self, run_id: str, settings: Settings, hooks: Hooks | None = None) -> Report:
+        return self._answer("resume", run_id, None, run_id)
+
+    def continue_run(
+        self, run_id: str, settings: Settings, iterations: int, hooks: Hooks | None = None
+    ) -> Report:
+        return self._answer("continue_run", run_id, iterations, run_id)
+
+    def _answer(self, verb: str, what: str, iterations: int | None, run_id: str) -> Report:
+        from datetime import date
+
+        from investigator.report.model import BaselinePeriod, MovementSummary, Period, Report, Stats
+
+        self.asked.append((verb, what, iterations))
+        if self.meet is not None:
+            self.meet.wait()
+        if self.fail is not None:
+            raise self.fail
+        day = date(2026, 3, 1)
+        return Report(
+            run_id=run_id, status="concluded", metric=what if verb == "investigate" else "?",
+            window=Period(start=day, end=day), baseline=BaselinePeriod(start=day, end=day, kind="previous"),
+            movement=MovementSummary(current=90.0, baseline=100.0, change=-10.0, change_pct=-10.0),
+            conclusion=f"fake: {verb} {what}", confidence="high", root_causes=[], hypotheses=[],
+            findings=[], stats=Stats(iterations=1, elapsed_s=0.0, planner="fake"),
+        )  # fmt: skip

@@ -30,6 +30,8 @@ from investigator.errors import UserError
 from investigator.front.flags import ask
 from investigator.front.mcp_server import Jobs, build_server
 from investigator.front.mcp_tools import Place
+from investigator.investigations import Runs
+from investigator.testing import FakeRuns
 from investigator.triage.digest import Digest, write_digest
 from tests.conftest import write_synth
 from tests.net import free_port
@@ -54,9 +56,12 @@ def drop(tmp_path: Path) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def served(place: Place) -> AsyncIterator[tuple[Client, Jobs, dict[str, Any]]]:
-    """A client session to the server built in this process, and each tool's output schema."""
-    server, jobs = build_server(place)
+async def served(
+    place: Place, runs: Runs | None = None
+) -> AsyncIterator[tuple[Client, Jobs, dict[str, Any]]]:
+    """A client session to the server built in this process (its runs real unless `runs` is given),
+    and each tool's output schema."""
+    server, jobs = build_server(place, runs)
     async with Client(server) as client:
         schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         try:
@@ -213,35 +218,55 @@ async def test_a_confined_server_takes_files_only_from_its_data_roots_and_no_cli
 
 
 @pytest.mark.anyio
-async def test_calls_run_at_once_each_with_a_kernel_of_its_own(
-    place: Place, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Two investigations in flight together (neither waits for the other), and neither asks for
-    a kernel kept from another run (`reuse_kernel`): calls share no kernel."""
+async def test_calls_run_at_once_and_answer_the_run_s_report(place: Place) -> None:
+    """Two investigations in flight together (neither waits for the other: the fake's barrier
+    breaks unless both are inside it), each answered with its own run's report, schema-valid."""
     import threading
 
-    import investigator.runner
-
-    both = threading.Barrier(2, timeout=30)
-    asked: list[bool] = []
-
-    def fake(request: Any, settings: Any, hooks: Any = None, **kw: Any) -> Any:
-        asked.append(bool(kw.get("reuse_kernel", False)))
-        both.wait()  # broken (an error) unless the other call is running too
-        raise UserError(f"ran {request.metric}")
-
-    monkeypatch.setattr(investigator.runner, "investigate", fake)
-    async with served(place) as (client, _, _s):
-        answers: dict[str, str] = {}
+    runs = FakeRuns(meet=threading.Barrier(2, timeout=30))
+    async with served(place, runs) as (client, _, schemas):
+        answers: dict[str, dict[str, Any]] = {}
 
         async def call(metric: str) -> None:
-            answers[metric] = refusal(await client.call_tool("investigate", {"metric": metric}))
+            answers[metric] = valid(
+                await client.call_tool("investigate", {"metric": metric}), schemas["investigate"]
+            )
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call, "revenue")
             tg.start_soon(call, "orders")
-    assert answers == {"revenue": "error: ran revenue", "orders": "error: ran orders"}
-    assert asked == [False, False]
+    assert {m: (a["run_id"], a["conclusion"]) for m, a in answers.items()} == {
+        "revenue": ("fake-revenue", "fake: investigate revenue"),
+        "orders": ("fake-orders", "fake: investigate orders"),
+    }
+    assert sorted(runs.asked) == [("investigate", "orders", None), ("investigate", "revenue", None)]
+
+
+@pytest.mark.anyio
+async def test_a_run_s_user_error_is_the_tool_s_one_line_and_resume_more_continues(place: Place) -> None:
+    """A run refused (a `UserError`) is the tool's error in one line; resume(more=3) asks for three
+    more steps of that run, plain resume for a resume."""
+    async with served(place, FakeRuns(fail=UserError("no column 'x'"))) as (client, _, _s):
+        assert refusal(await client.call_tool("investigate", {"metric": "revenue"})) == "error: no column 'x'"
+    runs = FakeRuns()
+    (place.runs_dir / "20260329-101500-a1b2c3").mkdir(parents=True)
+    (place.runs_dir / "20260329-101500-a1b2c3" / "state.json").write_text('{"iteration": 4}')
+    async with served(place, runs) as (client, _, schemas):
+        more = valid(
+            await client.call_tool("resume", {"run_id": "20260329-101500-a1b2c3", "more": 3}),
+            schemas["resume"],
+        )
+        again = valid(
+            await client.call_tool("resume", {"run_id": "20260329-101500-a1b2c3"}), schemas["resume"]
+        )
+    assert (more["run_id"], again["conclusion"]) == (
+        "20260329-101500-a1b2c3",
+        "fake: resume 20260329-101500-a1b2c3",
+    )
+    assert runs.asked == [
+        ("continue_run", "20260329-101500-a1b2c3", 3),
+        ("resume", "20260329-101500-a1b2c3", None),
+    ]
 
 
 # runs, reports, facts, triage -----------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from investigator.sources.synth import generate
+from investigator.testing import FakeNotifier
 from investigator.triage.config import TriageConfig
 from investigator.triage.job import run_triage
 from investigator.triage.notify import AppriseNotifier, deliver
@@ -63,12 +64,26 @@ def test_a_target_that_keeps_failing_is_recorded_with_backoff_and_its_secret_mas
 
 
 def test_a_notifier_that_raises_does_not_fail_the_delivery_call() -> None:
-    class Broken:
-        def send(self, url: str, title: str, body: str) -> str | None:
-            raise RuntimeError("boom")
+    """A notifier's bug is a failed delivery, retried, recorded with the exception's type and its
+    secret masked, never the job's exception."""
+    broken = FakeNotifier(fail=RuntimeError("refused by https://hooks.example/tok-123"))
+    waits: list[float] = []
+    sent = deliver(
+        ["json://127.0.0.1:1/x"], "T", "b", broken, Redactor(["tok-123"]), retries=2, sleep=waits.append
+    )
+    assert [(n.ok, n.attempts, n.error) for n in sent] == [
+        (False, 2, "RuntimeError: refused by https://hooks.example/****")
+    ]
+    assert broken.sent == [("json://127.0.0.1:1/x", "T", "b")] * 2 and waits == [1.0]
 
-    sent = deliver(["json://127.0.0.1:1/x"], "T", "b", Broken(), Redactor(), retries=2, sleep=lambda s: None)
-    assert not sent[0].ok and "boom" in (sent[0].error or "")
+
+def test_a_reason_then_none_is_delivered_on_the_second_attempt_each_target_tried_on_its_own() -> None:
+    notifier = FakeNotifier(replies=["HTTP 503", None])
+    sent = deliver(
+        ["json://a/1", "json://b/2"], "T", "b", notifier, Redactor(), backoff_s=0.25, sleep=lambda s: None
+    )
+    assert [(n.ok, n.attempts, n.error) for n in sent] == [(True, 2, None), (True, 1, None)]
+    assert [url for url, _, _ in notifier.sent] == ["json://a/1", "json://a/1", "json://b/2"]
 
 
 def test_a_secret_the_notifier_percent_encodes_is_masked_in_every_form(tmp_path: Path) -> None:
