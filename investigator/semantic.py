@@ -85,18 +85,19 @@ def load_manifest(path: str | Path) -> Any:
 def semantic_definitions(path: str | Path) -> dict[str, MetricDefinition]:
     """Every metric of the manifest that a run can investigate, by name (the nodes a driver tree
     names); those it refuses are left out."""
-    out = {}
-    for metric in load_manifest(path).metrics:
+    manifest, out = load_manifest(path), {}
+    for metric in manifest.metrics:
         try:
-            out[metric.name] = semantic_metric(path, metric.name).definition
+            out[metric.name] = semantic_metric(path, metric.name, manifest).definition
         except UserError:
             continue
     return out
 
 
-def semantic_metric(path: str | Path, name: str) -> SemanticMetric:
-    """The metric `name` of the manifest at `path`, as a run investigates it."""
-    manifest = load_manifest(path)
+def semantic_metric(path: str | Path, name: str, manifest: Any = None) -> SemanticMetric:
+    """The metric `name` of the manifest at `path` (parsed already: `manifest`), as a run
+    investigates it."""
+    manifest = manifest if manifest is not None else load_manifest(path)
     metrics = {m.name: m for m in manifest.metrics}
     metric = metrics.get(name)
     if metric is None:

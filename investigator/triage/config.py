@@ -220,9 +220,10 @@ class TriageConfig(BaseModel):
         from investigator.semantic import load_manifest, semantic_metric
 
         try:
-            names = {m.name for m in load_manifest(self.semantic_manifest).metrics}
+            manifest = load_manifest(self.semantic_manifest)
+            names = {m.name for m in manifest.metrics}
             return {
-                m.metric: semantic_metric(self.semantic_manifest, m.metric)
+                m.metric: semantic_metric(self.semantic_manifest, m.metric, manifest)
                 for m in self.metrics
                 if m.metric in names
             }
