@@ -64,8 +64,13 @@ def _measure_value(daily: pd.DataFrame, spec: AnalysisSpec, name: str, window: W
         g, counts = spec.window_grain, _windows(daily, spec)[name]
         values = [counts.get(g.index(w.end), np.nan) for w in spec.tiles(window)]
         return float(np.nansum(values)) if not np.isnan(values).all() else float("nan")
-    mask = (daily["date"] >= window.start) & (daily["date"] <= window.end)
-    return float(daily.loc[mask, name].sum(min_count=1))
+    # numpy, not a pandas mask and `.loc`: a score reads every earlier window this way (`records`),
+    # hundreds of calls a run; the sum is pandas' own (nulls as 0, NaN when all are null)
+    dates = daily["date"].to_numpy()
+    inside = (dates >= window.start) & (dates <= window.end)
+    picked = daily[name].to_numpy(dtype=float, na_value=np.nan)[inside]
+    held = ~np.isnan(picked)
+    return float(np.where(held, picked, 0.0).sum()) if held.any() else float("nan")
 
 
 def _windows(daily: pd.DataFrame, spec: AnalysisSpec) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from investigator.analysis.movement import historical_changes, movement, pct_change
@@ -97,3 +98,38 @@ def test_a_one_day_shock_in_a_short_file_is_judged_against_the_days_around_it() 
     values[-1] = values[-2] * 0.5
     m = movement(daily(values), spec(days=1))
     assert not m.short_history and m.z is not None and m.z < -3 and m.strong and m.significant
+
+
+@pytest.mark.parametrize("dtype", ["float64", "Float64", "int64"])
+def test_a_windows_value_is_pandas_masked_sum_nulls_and_empty_windows_included(dtype: str) -> None:
+    """`window_value` reads earlier windows hundreds of times a run with numpy: it must give what
+    pandas' `.loc[mask].sum(min_count=1)` gives, a window of nulls or of no rows NaN, never 0."""
+    from datetime import timedelta
+
+    from investigator.analysis.movement import window_value
+    from investigator.analysis.spec import Window
+
+    from .helpers import END
+
+    rng = np.random.default_rng(7)
+    days = [END - timedelta(days=i) for i in range(60)][::-1]
+    values = rng.integers(-50, 500, size=60).astype(float)
+    if dtype != "int64":
+        values[[3, 10, 11, 12, 13, 14, 15, 16, 40]] = np.nan  # days 10..16: a whole week of nulls
+    frame = pd.DataFrame(
+        {
+            "date": days,
+            "revenue": pd.array(values, dtype=dtype) if dtype != "int64" else values.astype("int64"),
+        }
+    )
+    s = spec()
+    windows = [Window(start=days[i], end=days[i + 6]) for i in range(0, 54, 3)]
+    windows.append(Window(start=END + timedelta(days=1), end=END + timedelta(days=7)))  # past the data
+    for w in windows:
+        mask = (frame["date"] >= w.start) & (frame["date"] <= w.end)
+        total = frame.loc[mask, "revenue"].sum(min_count=1)
+        expected = float("nan") if pd.isna(total) else float(total)  # nullable floats give NA
+        got = window_value(frame, s, w)
+        assert (np.isnan(got) and np.isnan(expected)) or got == expected, (w, got, expected)
+    whole_nulls = Window(start=days[10], end=days[16])
+    assert np.isnan(window_value(frame, s, whole_nulls)) == (dtype != "int64")
