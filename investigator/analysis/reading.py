@@ -320,11 +320,33 @@ def _refuse_text_not_dates(table: Table, name: str, rows: int) -> None:
     except (OperationNotDefinedError, UnsupportedOperationError):
         return
     if n:
+        other = _dated_column(table, name)
+        which = f"the column of dates ({other!r} holds them)" if other else "the column of dates"
         raise TimeColumnError(
             f"time column {name!r} holds text that does not read as dates ({n:,} of its {rows:,} values): "
-            "name the column of dates as the time column, or write these values as dates like "
+            f"name {which} as the time column, or write these values as dates like "
             "2026-03-29 (or 2026-03-29 14:05, 2024-03, 2024-Q1, 2024)"
         )
+
+
+def _dated_column(table: Table, name: str) -> str | None:
+    """Another column that holds dates, to name in the refusal: the first typed as dates or times,
+    else the first of text whose every value reads as one (one query, asked only when refusing)."""
+    columns = [c for c in user_columns(table.columns) if c != name]
+    typed = [c for c in columns if table[c].type().is_temporal()]
+    if typed:
+        return typed[0]
+    texts = [c for c in columns if table[c].type().is_string()][:50]  # one scan, however wide the table
+    if not texts:
+        return None
+    counts = {f"held{i}": table[c].count() for i, c in enumerate(texts)} | {
+        f"bad{i}": (table[c].notnull() & table[c].try_cast("timestamp").isnull()).sum()
+        for i, c in enumerate(texts)
+    }
+    got = table.aggregate(**counts).to_pandas().iloc[0]
+    return next(
+        (c for i, c in enumerate(texts) if int(got[f"held{i}"] or 0) and not int(got[f"bad{i}"] or 0)), None
+    )
 
 
 def _integral(table: Table, name: str) -> bool:

@@ -1,6 +1,7 @@
 """Issue 39: a time column of text that does not read as dates is refused in one line naming the
-column, a value it holds and what to do, before any kernel starts (the engine's cast used to fail
-later with its raw message); text that does read as dates is read as today."""
+column, how many of its values do not read, a column that does hold dates and what to do, before
+any kernel starts (the engine's cast used to fail later with its raw message); text that does read
+as dates is read as today."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from .test_early_refusals import _run
 
 REFUSAL = (
     "error: time column 'label' holds text that does not read as dates (60 of its 60 values): "
-    "name the column of dates as the time column, or write these values as dates like 2026-03-29 "
+    "name the column of dates ('day' holds them) as the time column, or write these values as dates "
+    "like 2026-03-29 "
     "(or 2026-03-29 14:05, 2024-03, 2024-Q1, 2024)"
 )
 
@@ -76,3 +78,24 @@ def test_the_notebook_function_gives_the_same_refusal(tmp_path: Path) -> None:
         investigate(frame(), metric="x", time_column="label", runs_dir=str(tmp_path / "runs"))
     assert f"error: {refused.value}" == REFUSAL
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_the_refusal_names_no_column_when_none_holds_dates(tmp_path: Path) -> None:
+    """Every other column is text that is no dates, or numbers: the refusal names none."""
+    path = tmp_path / "no-dates.parquet"
+    frame().drop(columns=["day"]).to_parquet(path, index=False)
+    with pytest.raises(DataError) as refused:
+        resolve(Request(metric="x", time_column="label", window="7d"), path, MetricDefinition(expression="x"))
+    assert str(refused.value).startswith(
+        "time column 'label' holds text that does not read as dates (60 of its 60 values): name the column "
+        "of dates as the time column"
+    )
+
+
+def test_the_refusal_names_a_column_of_text_that_reads_as_dates(files: tuple[Path, Path]) -> None:
+    """In the Parquet file `day` is text (no type says it is dates): its values are read to find it."""
+    with pytest.raises(DataError) as refused:
+        resolve(
+            Request(metric="x", time_column="label", window="7d"), files[1], MetricDefinition(expression="x")
+        )
+    assert "name the column of dates ('day' holds them) as the time column" in str(refused.value)
