@@ -4,6 +4,7 @@ plugs in (progress, the LLM's back-off countdown, warnings, its LLM choices)."""
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,11 +67,16 @@ def make_planner(settings: Settings, hooks: Hooks | None = None, llm: LLMChoice 
 
 
 def make_kernel(
-    settings: Settings, folder: Path, data_path: str | None, spawned: subprocess.Popen[bytes] | None = None
+    settings: Settings,
+    folder: Path,
+    data_path: str | None,
+    spawned: subprocess.Popen[bytes] | None = None,
+    cancelled: threading.Event | None = None,
 ) -> Kernel:
     """The agent reaches the kernel only through an MCP client session (stdio to a child server,
     `spawned` ahead of time when given), whatever the backend; `inprocess` skips all of that and is
-    for tests and benchmarks only."""
+    for tests and benchmarks only. `cancelled`: set when the run is refused while the kernel starts
+    (its start then gives up instead of retrying)."""
     workdir = folder / "workspace"
     if settings.sandbox == "inprocess":
         from investigator.kernels.inprocess import InProcessKernel
@@ -81,7 +87,7 @@ def make_kernel(
     backend = sandbox_backend(settings)
     assert backend in ("local", "docker"), backend  # inprocess returned above; auto is resolved
     files = [data_path] if data_path else []  # none: a local kernel reads the extract where it lies
-    return McpKernel(backend=backend, workdir=workdir, data_files=files, process=spawned)
+    return McpKernel(backend=backend, workdir=workdir, data_files=files, process=spawned, cancelled=cancelled)
 
 
 def sandbox_backend(settings: Settings) -> Literal["local", "docker", "inprocess"]:

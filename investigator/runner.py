@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -121,14 +122,15 @@ def investigate(
     if settings.sandbox != "inprocess":  # the MCP SDK first, alone: the server is reached sooner than
         import investigator.kernels.mcp  # noqa: F401  # when this import shares the GIL with validation
     mounted = None if url else str(Path(where).resolve())
+    cancelled = threading.Event()
     with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(started_kernel, settings, folder, mounted, reuse_kernel, spawned)
+        starting = pool.submit(started_kernel, settings, folder, mounted, reuse_kernel, spawned, cancelled)
         try:
             with _disk(folder, run_id):
                 data_arg = where if url else Path(where)
                 state = new_run(request, data_arg, settings, settings.planner, run_id, definition)
         except BaseException:
-            discard(starting, folder)
+            discard(starting, folder, spawned, cancelled)
             raise
         checker = cause_checker(state, settings).start()  # while the kernel is still starting
         kernel = starting.result()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
+import threading
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -53,6 +54,7 @@ def started_kernel(
     data_path: str | None,
     reuse: bool = False,
     spawned: subprocess.Popen[bytes] | None = None,
+    cancelled: threading.Event | None = None,
 ) -> Kernel:
     """A kernel ready in the run's workspace: one kept from an earlier run in this process, or
     handed over by the warm helper (`investigator.warm`), when there is one; else a new one (on the
@@ -69,7 +71,7 @@ def started_kernel(
 
                 stop_server(spawned)
             return pooled
-    kernel = make_kernel(settings, folder, data_path, spawned)
+    kernel = make_kernel(settings, folder, data_path, spawned, cancelled)
     kernel.start()
     return kernel
 
@@ -86,9 +88,26 @@ def release(kernel: Kernel, reuse: bool) -> None:
     kernel.shutdown()
 
 
-def discard(starting: Future[Kernel], folder: Path) -> None:
+def discard(
+    starting: Future[Kernel],
+    folder: Path,
+    spawned: subprocess.Popen[bytes] | None = None,
+    cancelled: threading.Event | None = None,
+) -> None:
     """The request was refused: stop the kernel started for it and remove the run folder, which
-    holds nothing but that kernel's workspace (no state was ever saved)."""
+    holds nothing but that kernel's workspace (no state was ever saved).
+
+    A server spawned for the run is killed at once, not waited for: a question the data's dates
+    refuse was answered in about as long as the kernel's start took, for a kernel nobody will use.
+    Its kernel ends with it (the guard's lifeline, `sandbox/kernel_guard.py`); the start, told by
+    `cancelled`, gives up at the end of its pipe instead of starting a server of its own."""
+    if cancelled is not None:
+        cancelled.set()
+    if spawned is not None:
+        with contextlib.suppress(OSError):
+            spawned.kill()
     with contextlib.suppress(Exception):  # the user's error is the one worth showing
         starting.result().shutdown()
+    if spawned is not None:
+        spawned.wait()
     drop_unsaved(folder)

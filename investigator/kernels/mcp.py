@@ -16,6 +16,7 @@ import base64
 import contextlib
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -63,6 +64,7 @@ class McpKernel:
         server_command: Sequence[str] | None = None,
         transport: Callable[[], Any] | None = None,
         process: subprocess.Popen[bytes] | None = None,
+        cancelled: threading.Event | None = None,
     ) -> None:
         self.backend = backend
         self.workdir = Path(workdir).resolve() if workdir else None
@@ -83,6 +85,7 @@ class McpKernel:
         self.process = process  # a server this process spawned ahead (`kernels.spawn`), reaped here
         if process is not None:
             self.transport = _pipes(process)
+        self.cancelled = cancelled  # set: the run was refused while this started; no retry, no new server
         self.session_id: str | None = None
         self.workspace: str | None = None
         self.data: dict[str, str] = {}
@@ -112,6 +115,8 @@ class McpKernel:
             except Exception as exc:
                 last = exc
                 self._disconnect()
+                if self.cancelled is not None and self.cancelled.is_set():
+                    raise KernelError("the run was refused while its sandbox started") from exc
         where = self.url or " ".join(self.server_command)
         raise KernelError(
             f"could not reach the sandbox MCP server ({where}, backend {self.backend}) after "

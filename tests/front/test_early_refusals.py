@@ -6,6 +6,7 @@ command's process records every sandbox server it starts."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,34 @@ def test_the_spy_sees_the_server_a_question_it_can_answer_starts(data: Path, tmp
     code, err, servers = _run(tmp_path, "--data", str(data), "--metric", "revenue", "--max-iterations", "1")
     assert code in (0, 3), err
     assert "sandbox" in servers
+
+
+def _left_behind(folder: Path) -> list[str]:
+    """Processes whose command line or working folder is under `folder` (a server started with its
+    workspace there, a kernel working in it)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if str(folder) in cmd or cwd.startswith(str(folder)):
+            found.append(f"{pid}: {cmd[:120]}")
+    return found
+
+
+def test_a_question_the_dates_refuse_stops_its_server_at_once_and_starts_no_other(
+    data: Path, tmp_path: Path
+) -> None:
+    """The window is checked against the data's dates while the kernel starts: refused there, the
+    server spawned for the run is killed rather than waited for, its kernel ends with it, and the
+    start gives up instead of starting a server of its own."""
+    code, err, servers = _run(tmp_path, "--data", str(data), "--metric", "revenue", "--end", "2031-01-01")
+    assert code == 2 and "after the data" in err, err
+    assert len([line for line in servers.splitlines() if "-m sandbox" in line]) == 1, servers
+    deadline = time.monotonic() + 20  # the kernel's guard ends it when the server's lifeline closes
+    while _left_behind(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _left_behind(tmp_path) == []
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
