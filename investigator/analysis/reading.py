@@ -313,10 +313,8 @@ def _refuse_text_not_dates(table: Table, name: str, rows: int) -> None:
     error message reaches a model through the MCP tool."""
     from ibis.common.exceptions import OperationNotDefinedError, UnsupportedOperationError
 
-    col = table[name]
-    bad = table.filter(col.notnull() & col.try_cast("timestamp").isnull())
     try:
-        n = int(bad.count().to_pandas() or 0)
+        n = int(table.filter(_not_dates(table[name])).count().to_pandas() or 0)
     except (OperationNotDefinedError, UnsupportedOperationError):
         return
     if n:
@@ -339,14 +337,17 @@ def _dated_column(table: Table, name: str) -> str | None:
     texts = [c for c in columns if table[c].type().is_string()][:50]  # one scan, however wide the table
     if not texts:
         return None
-    counts = {f"held{i}": table[c].count() for i, c in enumerate(texts)} | {
-        f"bad{i}": (table[c].notnull() & table[c].try_cast("timestamp").isnull()).sum()
-        for i, c in enumerate(texts)
-    }
+    counts = {f"held{i}": table[c].count() for i, c in enumerate(texts)}
+    counts |= {f"bad{i}": _not_dates(table[c]).sum() for i, c in enumerate(texts)}
     got = table.aggregate(**counts).to_pandas().iloc[0]
     return next(
         (c for i, c in enumerate(texts) if int(got[f"held{i}"] or 0) and not int(got[f"bad{i}"] or 0)), None
     )
+
+
+def _not_dates(col: ir.Column) -> ir.BooleanColumn:
+    """A value that is there and does not read as a date or time."""
+    return col.notnull() & col.try_cast("timestamp").isnull()
 
 
 def _integral(table: Table, name: str) -> bool:
