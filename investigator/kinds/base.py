@@ -9,8 +9,9 @@ claimed cause of the kind is re-checked on the host. The list of kinds, in prece
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar, cast
 
 import pandas as pd
 
@@ -49,7 +50,8 @@ class Reading(NamedTuple):
 
 
 class CheckData(NamedTuple):
-    """What the host recomputes a claimed cause from: the engine's aggregates of the run's data."""
+    """What the host recomputes a claimed cause from: the engine's aggregates of the run's data,
+    and what checks computed of them once per run (`prepared`)."""
 
     table: Table
     daily: pd.DataFrame
@@ -57,6 +59,25 @@ class CheckData(NamedTuple):
     spec: AnalysisSpec
     tolerance: float
     cache: dict[str, object]
+
+
+T = TypeVar("T")
+
+
+def prepared(d: CheckData, key: str, make: Callable[[CheckData], T]) -> T:
+    """What a check needs that no claim changes (the driver split, every quality check), computed
+    once per run: by the first check that asks, or ahead of the conclusion in the checker's
+    background thread (a kind's `ahead`; then its `Future` is here). A computation that failed
+    there is run again here, so the error the check raises is this thread's own."""
+    got = d.cache.get(key)
+    if isinstance(got, Future):
+        try:
+            d.cache[key] = got.result()
+        except Exception:
+            del d.cache[key]
+    if key not in d.cache:
+        d.cache[key] = make(d)
+    return cast(T, d.cache[key])
 
 
 class Checked(NamedTuple):
@@ -108,3 +129,6 @@ class Kind:
     note: Callable[[Evidence], str] = lambda e: ""  # a sentence the headline adds
     says_share: bool = False  # its words give the cause's share of the change: the verdict adds none
     late: tuple[CauseKind, ...] = ()  # its causes whose fall can be rows that land late (a fact says)
+    # what its check needs of the data whatever the claim (`prepared`): the host starts computing
+    # it while the kernel runs one of its tests, so the conclusion does not wait for it
+    ahead: dict[str, Callable[[CheckData], object]] = field(default_factory=dict)

@@ -6,11 +6,11 @@ only on a move outside normal variation or one too short a history cannot call o
 from __future__ import annotations
 
 from investigator.analysis.causes import RootCause
-from investigator.analysis.segments import SegmentExplanation, broad_based
+from investigator.analysis.segments import BroadBased, SegmentExplanation, broad_based
 from investigator.analysis.spec import AnalysisSpec
 from investigator.fmt import pct, value
 from investigator.kinds import data_quality, seasonality
-from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test
+from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test, prepared
 from investigator.kinds.common import LOCALIZE, to_explain
 from investigator.run.evidence import AnalysisResult
 from investigator.run.hypotheses import HypothesisKind, Status, Update
@@ -65,8 +65,12 @@ def _decide(case: Case) -> list[RootCause]:
     return [RootCause(kind="broad_based", contribution=1.0, evidence=words(segments, case.spec))]
 
 
+def _broad(d: CheckData) -> BroadBased:
+    return broad_based(d.cube, d.spec)
+
+
 def _check(d: CheckData, c: RootCause) -> Checked:
-    return Checked(None if broad_based(d.cube, d.spec).broad else "segments did not move alike")
+    return Checked(None if prepared(d, "broad", _broad).broad else "segments did not move alike")
 
 
 KIND = Kind(
@@ -86,4 +90,5 @@ KIND = Kind(
     words=lambda c, e: "a broad-based move across all segments",
     check=_check,
     needs_dimensions=True,
+    ahead={"broad": _broad},
 )

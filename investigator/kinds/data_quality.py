@@ -12,7 +12,7 @@ from investigator.analysis.quality import QualityIssue, QualityReport, quality_c
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import size_problem
 from investigator.fmt import seg
-from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test
+from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test, prepared
 from investigator.kinds.common import share_of
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import HypothesisKind, Status, Update
@@ -123,9 +123,12 @@ def _decide(case: Case) -> list[RootCause]:
     ]  # fmt: skip
 
 
+def _quality(d: CheckData) -> QualityReport:
+    return quality_checks(d.table, d.spec, d.daily)
+
+
 def _check(d: CheckData, c: RootCause) -> Checked:
-    q = d.cache.setdefault("quality", quality_checks(d.table, d.spec, d.daily))
-    assert isinstance(q, QualityReport)
+    q = prepared(d, "quality", _quality)  # once for every data-quality cause listed
     match = [x for x in q.issues if x.detail == c.detail and x.segment == c.segment]
     if not match:
         return Checked(f"no {c.detail} issue for {c.segment or 'the whole metric'}")

@@ -17,7 +17,7 @@ from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.verify import size_problem
 from investigator.fmt import num, pct, share
 from investigator.kinds import data_quality
-from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test
+from investigator.kinds.base import Case, CheckData, Checked, Kind, Reading, Test, prepared
 from investigator.kinds.common import share_of, to_explain
 from investigator.run.evidence import AnalysisResult, Evidence
 from investigator.run.hypotheses import HypothesisKind, Status, Update
@@ -108,8 +108,12 @@ def _words(c: RootCause, evidence: Evidence) -> str:
     return f"{p.name} {way} {pct(p.change_pct).lstrip('+-')} ({share(p.share or 0)} of the change){rest}"
 
 
+def _split(d: CheckData) -> DriverSplit:
+    return driver_split(d.table, d.spec)
+
+
 def _check(d: CheckData, c: RootCause) -> Checked:
-    split = driver_split(d.table, d.spec)
+    split = prepared(d, "drivers", _split)
     p = split.part(c.driver or "")
     if not split.split or p is None:
         return Checked(
@@ -136,4 +140,5 @@ KIND = Kind(
     words=_words,
     says_share=True,
     check=_check,
+    ahead={"drivers": _split},
 )

@@ -25,8 +25,10 @@ def verify_causes(
     spec: AnalysisSpec,
     causes: list[RootCause] | list[dict[str, Any]],
     tolerance: float = 0.25,
+    cache: dict[str, object] | None = None,
 ) -> Verification:
-    data = CheckData(table, daily, cube, spec, tolerance, {})
+    """`cache`: what checks computed of this data before (`base.prepared`), kept by the caller."""
+    data = CheckData(table, daily, cube, spec, tolerance, {} if cache is None else cache)
     checks = []
     for i, raw in enumerate(causes):
         try:

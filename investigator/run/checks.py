@@ -12,9 +12,11 @@ that rose as the cause of a fall).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, NamedTuple
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import pandas as pd
 
@@ -24,6 +26,8 @@ from investigator.analysis.queries import daily_totals, period_cube
 from investigator.analysis.spec import AnalysisSpec
 from investigator.analysis.table import Table, TableAggregates
 from investigator.analysis.verify import CauseCheck, Verification
+from investigator.kinds import KINDS
+from investigator.kinds.base import CheckData
 from investigator.kinds.verify import verify_causes
 from investigator.memory.models import ApprovedFact
 from investigator.run.late_facts import measurable
@@ -32,6 +36,8 @@ from investigator.sources.base import DataSource
 if TYPE_CHECKING:
     from investigator.config import RunSettings
     from investigator.run.state import RunState
+
+T = TypeVar("T")
 
 
 class Aggregates(NamedTuple):
@@ -45,7 +51,10 @@ class Aggregates(NamedTuple):
 
 class CauseChecker:
     """Recomputes claimed causes for one run; the aggregates are built once, on first use or
-    ahead of it (`start`)."""
+    ahead of it (`start`), and so is what a kind's check needs whatever the claim (`ahead`).
+
+    The engine is used by one thread at a time (`_engine`): a background computation and the
+    check itself never query the data at once."""
 
     def __init__(
         self, source: DataSource, spec: AnalysisSpec, tolerance: float, facts: Sequence[ApprovedFact] = ()
@@ -54,22 +63,40 @@ class CauseChecker:
         self.source, self.spec, self.tolerance = source, spec, tolerance
         self._data: TableAggregates | None = None
         self._pending: Future[TableAggregates] | None = None
+        self._engine = threading.RLock()
+        self._prepared: dict[str, object] = {}  # `kinds.base.prepared`: one run's, kept across checks
 
     def start(self) -> CauseChecker:
         """Compute the aggregates in a background thread from now on: the host mostly waits (for
         the kernel to start, then for its analyses) while the engine reads the data once more."""
         if self._data is None and self._pending is None:
-            pool = ThreadPoolExecutor(1, thread_name_prefix="cause-check")
-            self._pending = pool.submit(self._compute)
-            pool.shutdown(wait=False)
+            self._pending = _background(self._compute)
         return self
+
+    def ahead(self, code: str) -> None:
+        """The kernel is about to run `code`: if it is a kind's test, start computing in the
+        background what that kind's check needs whatever the claim (`Kind.ahead`), so a
+        conclusion that claims the kind does not wait for it. Code no kind tests starts nothing."""
+        for kind in KINDS:
+            if not any(test.code == code for test in kind.tests.values()):
+                continue
+            for key, make in kind.ahead.items():
+                if key not in self._prepared:
+                    self.start()
+                    self._prepared[key] = _background(functools.partial(self._make, make))
+
+    def _make(self, make: Callable[[CheckData], object]) -> object:
+        with self._engine:
+            table, daily, cube = self.aggregates()
+            return make(CheckData(table, daily, cube, self.spec, self.tolerance, {}))
 
     def aggregates(self) -> TableAggregates:
         """The table, the per-period totals and the period cube, computed by the engine once."""
-        if self._data is None:
-            pending, self._pending = self._pending, None
-            self._data = self._result(pending) if pending is not None else self._compute()
-        return self._data
+        with self._engine:
+            if self._data is None:
+                pending, self._pending = self._pending, None
+                self._data = self._result(pending) if pending is not None else self._compute()
+            return self._data
 
     def _compute(self) -> TableAggregates:
         table = self.source.open(self.spec.time_column)
@@ -83,8 +110,14 @@ class CauseChecker:
         except Exception:
             return self._compute()
 
+    def _settle(self) -> None:
+        """Wait for what was started ahead: the engine is its own until it is done."""
+        wait([f for f in list(self._prepared.values()) if isinstance(f, Future)])
+
     def computed(self) -> Aggregates | None:
-        """The aggregates if they were computed (every finished run computes them), else None."""
+        """The aggregates if they were computed (every finished run computes them), else None.
+        Nothing of this checker uses the engine any more: the caller may."""
+        self._settle()
         if self._data is None:
             return None
         return Aggregates(self.spec, *self._data)
@@ -93,7 +126,11 @@ class CauseChecker:
         """One check per cause; raises if the data cannot be read (the caller refuses then)."""
         table, daily, cube = self.aggregates()
         causes = [measurable(c, self.facts, self.spec) for c in causes]
-        checked = verify_causes(table, daily, cube, self.spec, causes, tolerance=self.tolerance)
+        self._settle()
+        with self._engine:
+            checked = verify_causes(
+                table, daily, cube, self.spec, causes, tolerance=self.tolerance, cache=self._prepared
+            )
         return listed_once_and_with_the_change(checked, causes)
 
     def segment_table(self, n: int = 10) -> list[SegmentChange]:
@@ -134,6 +171,15 @@ def refusal(checked: Verification) -> str | None:
     """Why a conclusion must be refused, or None when every cause held."""
     failed = [f"cause {c.index + 1} ({c.kind}): {c.reason}" for c in checked.checks if not c.ok]
     return ("Conclusion refused, verification failed: " + "; ".join(failed)) if failed else None
+
+
+def _background(fn: Callable[[], T]) -> Future[T]:
+    """`fn()` in a thread of its own, which ends with it."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="cause-check")
+    try:
+        return pool.submit(fn)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def cause_checker(state: RunState, settings: RunSettings) -> CauseChecker:

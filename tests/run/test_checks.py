@@ -48,3 +48,63 @@ def test_a_background_read_that_failed_fails_the_check_in_the_caller(tmp_path: P
         checker.check([CAUSE])
     assert len(source.opened) == 2 and source.opened[1] == threading.current_thread().name
     assert checker.computed() is None
+
+
+DRIVER = RootCause(kind="driver_change", driver="sessions", contribution=0.5)
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, fail_outside_main: bool = False) -> list[str]:
+    """Count the host's driver splits, by the thread that computed each."""
+    from investigator.kinds import driver_tree
+
+    real, calls = driver_tree.driver_split, []
+
+    def split(table: Any, spec: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        if fail_outside_main and threading.current_thread() is not threading.main_thread():
+            raise DataError("the engine went away")
+        return real(table, spec)
+
+    monkeypatch.setattr(driver_tree, "driver_split", split)
+    return calls
+
+
+def test_what_a_kind_checks_is_computed_once_while_the_kernel_runs_its_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from investigator.kinds import driver_tree
+
+    path, spec = _spec(tmp_path)
+    on_demand = CauseChecker(FileSource(path), spec, 0.25).check([DRIVER, DRIVER])
+    calls = _counted(monkeypatch)
+    checker = CauseChecker(FileSource(path), spec, 0.25)
+    checker.ahead(driver_tree.KIND.tests["drivers"].code)
+    first, second = checker.check([DRIVER]), checker.check([DRIVER, DRIVER])
+    assert calls and calls[0] != threading.main_thread().name  # begun in the background
+    assert len(calls) == 1  # and read by every check after it
+    assert second == on_demand and first.checks[0] == on_demand.checks[0]
+    assert first.checks[0].measured is not None  # a split that was measured, not an empty one
+
+
+def test_code_no_kind_tests_starts_nothing_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, spec = _spec(tmp_path)
+    calls = _counted(monkeypatch)
+    checker = CauseChecker(FileSource(path), spec, 0.25)
+    checker.ahead("split = driver_split(table, spec)\nemit(split)  # reworded by a model")
+    assert checker.computed() is None and calls == []
+    checker.check([DRIVER])
+    assert calls == [threading.main_thread().name]
+
+
+def test_a_computation_ahead_that_failed_is_run_again_by_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from investigator.kinds import driver_tree
+
+    path, spec = _spec(tmp_path)
+    on_demand = CauseChecker(FileSource(path), spec, 0.25).check([DRIVER])
+    calls = _counted(monkeypatch, fail_outside_main=True)
+    checker = CauseChecker(FileSource(path), spec, 0.25)
+    checker.ahead(driver_tree.KIND.tests["drivers"].code)
+    assert checker.check([DRIVER]) == on_demand
+    assert len(calls) == 2 and calls[1] == threading.main_thread().name
