@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ _TEXT_PERIODS = {  # text time columns DuckDB does not read as dates: pattern ->
 }
 
 
+# a CSV up to this size is parsed once into the engine's memory (a run asks it dozens of queries,
+# each of which would parse the file again); a larger one is read from the file by each query
+KEEP_CSV_BYTES = 256 * 2**20
 STORED_TIME = "__stored_time"  # the time column as stored, where reading it as dates cut it to the day
 
 
@@ -84,6 +88,8 @@ def open_table(
                 said.append(f"Dates are days as {time_column} writes them, each in its own UTC offset.")
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
+        if suffix in {".csv", ".tsv", ".txt"} and path.is_file() and path.stat().st_size <= KEEP_CSV_BYTES:
+            table = con.create_table(f"csv_{uuid.uuid4().hex}", table, temp=True)
     if time_column in table.columns and not table[time_column].type().is_date():
         table = dated(table, time_column, said)
     return filtered(table, where)

@@ -129,6 +129,16 @@ class Kind:
     note: Callable[[Evidence], str] = lambda e: ""  # a sentence the headline adds
     says_share: bool = False  # its words give the cause's share of the change: the verdict adds none
     late: tuple[CauseKind, ...] = ()  # its causes whose fall can be rows that land late (a fact says)
-    # what its check needs of the data whatever the claim (`prepared`): the host starts computing
-    # it while the kernel runs one of its tests, so the conclusion does not wait for it
+    # what its check needs of the data whatever the claim (`prepared`), computed by the host in the
+    # background ahead of the conclusion, from the step `ahead_when` says (given the evidence so
+    # far and the code the kernel is about to run; by default, when the kernel runs its test)
     ahead: dict[str, Callable[[CheckData], object]] = field(default_factory=dict)
+    ahead_when: Callable[[Evidence, str], bool] | None = None
+
+    def starts_ahead(self, evidence: Evidence, code: str) -> bool:
+        """Whether the host should start computing `ahead` now: the conclusion may claim the kind."""
+        if not self.ahead:
+            return False
+        if self.ahead_when is not None:
+            return self.ahead_when(evidence, code)
+        return any(test.code == code for test in self.tests.values())

@@ -153,4 +153,8 @@ KIND = Kind(
     confirms={"data_quality": "data_quality"},
     words=lambda c, e: f"a data problem ({c.detail}, {seg(c.segment)})",
     check=_check,
+    # every run tests the data first, and few have a problem to claim: the host's own quality
+    # checks start once the kernel's found one, while the kernel goes on with the other hypotheses
+    ahead={"quality": _quality},
+    ahead_when=lambda evidence, code: bool(material_issues(evidence.quality)),
 )

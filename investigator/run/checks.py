@@ -30,6 +30,7 @@ from investigator.kinds import KINDS
 from investigator.kinds.base import CheckData
 from investigator.kinds.verify import verify_causes
 from investigator.memory.models import ApprovedFact
+from investigator.run.evidence import Evidence
 from investigator.run.late_facts import measurable
 from investigator.sources.base import DataSource
 
@@ -73,12 +74,13 @@ class CauseChecker:
             self._pending = _background(self._compute)
         return self
 
-    def ahead(self, code: str) -> None:
-        """The kernel is about to run `code`: if it is a kind's test, start computing in the
-        background what that kind's check needs whatever the claim (`Kind.ahead`), so a
-        conclusion that claims the kind does not wait for it. Code no kind tests starts nothing."""
+    def ahead(self, evidence: Evidence, code: str) -> None:
+        """The kernel is about to run `code`, with `evidence` in: for each kind the conclusion may
+        claim (`Kind.starts_ahead`: by default, the kernel is about to run its test), start
+        computing in the background what its check needs whatever the claim (`Kind.ahead`), so the
+        conclusion does not wait for it. Code no kind tests starts nothing of theirs."""
         for kind in KINDS:
-            if not any(test.code == code for test in kind.tests.values()):
+            if not kind.starts_ahead(evidence, code):
                 continue
             for key, make in kind.ahead.items():
                 if key not in self._prepared:

@@ -114,7 +114,7 @@ class InvestigationLoop:
         hyps = state.hypotheses
         if any(h.id == decision.hypothesis_id and h.status == Status.PENDING for h in hyps):
             hyps = with_status(hyps, decision.hypothesis_id, Status.INVESTIGATING)
-        self.cause_checker(state).ahead(decision.code or "")  # the host's check, begun while the kernel runs
+        self.cause_checker(state).ahead(state.evidence, decision.code or "")  # begun while the kernel runs
         result = self.kernel.execute(decision.code or "", timeout=self.settings.execution_timeout_s)
         notice = None
         if result.restarted:
