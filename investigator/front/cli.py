@@ -293,11 +293,12 @@ def _stop_as_interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main(started: float | None = None) -> None:
+def main(started: float | None = None, exits: bool = False) -> None:
     """The command line in this process. `started` (a `time.monotonic()`) is when the command began,
     for the run's stats: the `investigate` entry point's clock before its imports, or the warm
     helper's client's. The terminal is read now (colours, width): the warm helper's child is handed
-    its terminal after this module was imported."""
+    its terminal after this module was imported. `exits`: the caller ends the process at once
+    after (`os._exit`), so nothing is collected at an interpreter teardown."""
     from sandbox.hardening import no_dumps
     from sandbox.loops import close_idle_loops
 
@@ -311,4 +312,5 @@ def main(started: float | None = None) -> None:
         app()
     finally:
         close_idle_loops()  # closed loops have nothing to report when they are collected
-        gc.collect()  # collect the rest now, while the hook is ours (not at interpreter teardown)
+        if not exits:  # collect the rest now, while the hook is ours (not at interpreter teardown)
+            gc.collect()  # a tenth of a second after the answer is out: only when a teardown follows

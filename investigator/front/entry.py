@@ -41,11 +41,11 @@ def main() -> None:
 def run_cli(started: float) -> int:
     """The command line in this process, begun at `started` (a `time.monotonic()`); its exit code.
     The one way into it: `investigate` without a helper, and the warm helper's child with the
-    client's clock."""
+    client's clock. Both end their process at once after it (`_exit`, `os._exit`)."""
     from investigator.front import cli
 
     try:
-        cli.main(started)
+        cli.main(started, exits=True)
     except SystemExit as done:
         if isinstance(done.code, int):
             return done.code
