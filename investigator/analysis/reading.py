@@ -86,10 +86,10 @@ def open_table(
                 day = table[time_column].strip().substr(0, 10).cast("date")
                 table = table.mutate(**{STORED_TIME: table[time_column], time_column: day})
                 said.append(f"Dates are days as {time_column} writes them, each in its own UTC offset.")
+            if path.is_file() and path.stat().st_size <= KEEP_CSV_BYTES:
+                table = con.create_table(f"csv_{uuid.uuid4().hex}", table, temp=True)
         else:
             raise ValueError(f"unsupported file type {suffix!r}: use .parquet or .csv")
-        if suffix in {".csv", ".tsv", ".txt"} and path.is_file() and path.stat().st_size <= KEEP_CSV_BYTES:
-            table = con.create_table(f"csv_{uuid.uuid4().hex}", table, temp=True)
     if time_column in table.columns and not table[time_column].type().is_date():
         table = dated(table, time_column, said)
     return filtered(table, where)
