@@ -104,13 +104,15 @@ class Recorder:
 
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[int]:
-    """llama-cpp-python's server on a free loopback port, as the README starts it."""
+    """llama-cpp-python's server on a free loopback port, as docs/local-models.md starts it: one
+    thread reads a prompt as fast as two on these cores, and leaves the other core to the suite's
+    other worker (with two, the server and that worker slowed each other: 238 s for this test)."""
     python, model = _model()
     port = free_port()
     log = (VENV / "server.log").open("w")
     server = subprocess.Popen(
         [str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--flash_attn", "true"],
+         "--port", str(port), "--n_ctx", "8192", "--n_threads", "1", "--flash_attn", "true"],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
